@@ -1,0 +1,63 @@
+# mpisgd build. `make` builds, `make test` runs every test, `make demo` trains on a small
+# generated set, `make bench` runs the benchmarks. Each first installs what is missing.
+# Options: SANITIZE=1 (address+undefined), DEBUG=1 (-O0), GPU=1 (CUDA path, later issue).
+
+CXX       := mpicxx
+BUILD     := build
+NPROC     := $(shell nproc 2>/dev/null || echo 2)
+MAKEFLAGS += -j$(NPROC) --no-print-directory
+
+OPT       := $(if $(DEBUG),-O0,-O3)
+comma     := ,
+SAN       := $(if $(SANITIZE),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer)
+# Recursive on purpose: pkg-config may only exist once `deps` has run.
+SPDLOG_CFLAGS = $(shell pkg-config --cflags spdlog)
+SPDLOG_LIBS   = $(shell pkg-config --libs spdlog)
+CXXFLAGS  += -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -std=c++20 $(OPT) -g -fopenmp -Wall -Wextra -Wpedantic -I. -Isrc $(SAN)
+LDFLAGS   += -fopenmp $(SAN)
+
+LIB_SRCS  := $(wildcard src/*/*.cpp strategies/*.cpp)
+LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
+APPS      := $(patsubst apps/%.cpp,$(BUILD)/%,$(wildcard apps/*.cpp))
+UNIT_OBJS := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tests/unit/*.cpp))
+MPI_OBJS  := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tests/mpi/*.cpp))
+TESTS     := $(BUILD)/unit_tests $(BUILD)/mpi_tests
+
+.PHONY: all deps test demo bench clean
+.SECONDARY:
+all: $(APPS)
+
+deps:
+	@scripts/install_deps.sh
+
+$(BUILD)/obj/%.o: %.cpp | deps
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(SPDLOG_CFLAGS) -c $< -o $@
+
+$(BUILD)/libmpisgd.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/%: $(BUILD)/obj/apps/%.o $(BUILD)/libmpisgd.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS)
+
+$(BUILD)/unit_tests: $(UNIT_OBJS) $(BUILD)/libmpisgd.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS)
+
+$(BUILD)/mpi_tests: $(MPI_OBJS) $(BUILD)/libmpisgd.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS)
+
+test: $(APPS) $(TESTS)
+	@tests/run_all.sh
+
+demo: $(APPS)
+	@scripts/demo.sh
+
+bench: $(APPS)
+	@scripts/install_deps.sh --bench
+	@scripts/bench_foundation.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,408 @@
+/*
+ * gen_data: deterministic synthetic LIBSVM files shaped like the two sparse sets
+ * mpisgd is built for, so that training and communication can be studied at full
+ * size without downloading them.
+ *
+ * What the real sets look like, and what is imitated:
+ *
+ *   url (url_combined, Ma et al. 2009, malicious URL detection): 2.4M rows x
+ *   3,231,961 features, ~115 non-zeros per row, ~1/3 positive. Nearly all
+ *   features are binary tokens of host, path and WHOIS/DNS records; ~134 are
+ *   real-valued lexical statistics (lengths, ratios) at low indices. Token
+ *   popularity is Zipf-like: "com" or "www" occur in most URLs, millions of
+ *   tokens occur once. Here: 100..130 non-zeros per row, ~16% of them from a
+ *   block of 134 real-valued features in (0, 1] at the lowest indices, the rest
+ *   binary (value 1) with power-law popularity.
+ *
+ *   webspam (webspam_wc_normalized_trigram): 350k rows x 16,609,143 features
+ *   (byte trigrams), ~3,700 distinct trigrams per page, trigram counts scaled
+ *   to unit L2 norm per row, ~61% spam. Text trigrams dominate, so popularity
+ *   is skewed too. Here: 1,850..5,550 non-zeros per row, Pareto counts
+ *   (a few trigrams repeat a lot on a page), L2-normalised, 60% positive.
+ *
+ * Why these matter: what mpisgd measures is communication, and the size of a
+ * mini-batch update is the number of distinct features its rows touch. That is
+ * set by non-zeros per row and the popularity curve, so those two are matched;
+ * everything else is kept simple.
+ *
+ * Popularity: a feature's popularity rank r is drawn with P(r) ~ 1/(r + r0)
+ * (inverse CDF: one exp per draw). r0 grows with the row length so that only a
+ * handful of features land in ~90% of rows, for short and long rows alike.
+ * Ranks are spread over the index range by a fixed affine bijection: the real
+ * files number features in order of first appearance, which a stationary
+ * generator cannot imitate, and spreading keeps contiguous feature ranges
+ * (split allreduces partition by range) evenly loaded and indices as long as
+ * in the real files.
+ *
+ * Labels: a hidden sparse linear model w, w_f a hash of (seed, f), non-zero on
+ * half of the features a learner sees often enough to fit them (the real-valued
+ * block and binary features expected in at least 1 row in 2000). The row's
+ * margin w.x is standardised to z, and y = +1 iff z + noise * logistic > t.
+ * So P(y = +1 | x) is exactly a logistic model: `noise` sets how well a linear
+ * learner can do, t the share of positives. Mean, deviation and t are measured
+ * on the first rows, so they depend only on (seed, kind, dimensions).
+ *
+ * Determinism: each row has its own random stream keyed by a hash of (seed,
+ * kind, dimensions, global row index), so any slice (--first-row) and any
+ * thread count give the same bytes, and train/test slices share the model.
+ * Values are rounded to 6 significant digits before shortest round-trip
+ * printing, as the real files were written with %g: shorter files and faster
+ * parsing, with what a reader of the real data sees.
+ */
+#include <CLI/CLI.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
+uint64_t mix(uint64_t z) {  // splitmix64 finaliser: a bijection with full avalanche
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in (0, 1], never 0, so that logs and negative powers stay finite.
+double unit(uint64_t h) { return double((h >> 11) + 1) * 0x1p-53; }
+
+struct Rng {  // splitmix64: one stream per row, started at a hash of the row
+  uint64_t s;
+  uint64_t next() { return mix(s += kGolden); }
+};
+
+struct KindSpec {
+  uint32_t features;
+  uint32_t nnz;
+  double nnz_spread;      // row length is uniform in nnz * (1 +- spread)
+  uint32_t real_block;    // real-valued features at the lowest indices
+  double real_share;      // share of a row's non-zeros taken from that block
+  double positive_share;
+  double noise;           // scale of the logistic label noise, in margin deviations
+};
+
+// noise is calibrated so that liblinear -s 0 reaches ~90% test accuracy on
+// 50k-200k url rows and a few thousand webspam rows: learnable, not trivial.
+constexpr KindSpec kUrl{3231961, 115, 0.13, 134, 0.16, 1.0 / 3, 0.12};
+constexpr KindSpec kWebspam{16609143, 3700, 0.5, 0, 0.0, 0.6, 0.25};
+
+// Ranks 0..n-1 with P(r) ~ 1/(r + r0).
+struct PowerLaw {
+  uint32_t n = 1;
+  double r0 = 1, log_span = 0;
+  PowerLaw() = default;
+  PowerLaw(uint32_t n_, double r0_) : n(n_), r0(r0_), log_span(std::log((n_ + r0_) / r0_)) {}
+  uint32_t draw(uint64_t h) const {
+    double x = r0 * std::exp(unit(h) * log_span) - r0;
+    return std::min(static_cast<uint32_t>(x), n - 1);
+  }
+};
+
+__extension__ using u128 = unsigned __int128;
+
+// Affine bijection rank -> index of [base, base + n).
+struct Spread {
+  uint32_t base = 0;
+  uint64_t n = 1, a = 1, c = 0, barrett = 0;
+  Spread() = default;
+  Spread(uint32_t base_, uint64_t n_, uint64_t key)
+      : base(base_), n(n_), c(mix(key) % n_), barrett(~uint64_t(0) / n_) {
+    // A multiplier near n/phi sends neighbouring ranks far apart.
+    a = static_cast<uint64_t>(double(n) * 0.6180339887498949) | 1;
+    while (std::gcd(a, n) != 1) a += 2;
+    a %= n;
+  }
+  uint32_t index(uint32_t rank) const {
+    // (rank * a + c) mod n by Barrett reduction: a 64-bit division would cost
+    // about a tenth of the url generation time.
+    uint64_t x = rank * a + c;
+    uint64_t r = x - static_cast<uint64_t>((u128(x) * barrett) >> 64) * n;
+    return base + static_cast<uint32_t>(r >= n ? r - n : r);
+  }
+};
+
+// Rounds to 6 significant digits, so that the shortest round-trip float is short.
+float round6(double v) {
+  static const auto pow10 = [] {
+    std::array<double, 64> p{};
+    for (int e = 0; e < 64; ++e) p[e] = std::pow(10.0, e - 32);
+    return p;
+  }();
+  int e = std::clamp(static_cast<int>(std::floor(std::log10(v))), -26, 26);
+  double s = pow10[5 - e + 32];
+  return static_cast<float>(std::nearbyint(v * s) / s);
+}
+
+struct Row {
+  std::vector<uint64_t> drawn;  // scratch
+  std::vector<uint32_t> idx;
+  std::vector<float> val;
+  double margin = 0;
+  double noise = 0;  // standard logistic draw
+};
+
+class Generator {
+ public:
+  Generator(const KindSpec& spec, uint64_t seed, int kind_id, uint32_t features, uint32_t nnz)
+      : spec_(spec), webspam_(kind_id == 1) {
+    key_ = mix(mix(mix(seed) ^ (uint64_t(kind_id) << 32 | features)) ^ nnz);
+    uint64_t lo = std::max<uint64_t>(1, std::llround(nnz * (1 - spec.nnz_spread)));
+    uint64_t hi = std::max<uint64_t>(lo, std::llround(nnz * (1 + spec.nnz_spread)));
+    len_lo_ = static_cast<uint32_t>(lo);
+    len_span_ = static_cast<uint32_t>(hi - lo + 1);
+    real_block_ = std::min(spec.real_block, features / 16);
+    binary_n_ = features - real_block_;
+    double real_mean = real_block_ ? std::min(real_block_ / 2.0, nnz * spec.real_share) : 0.0;
+    double binary_mean = nnz - real_mean;
+    if (hi > binary_n_ / 2)  // beyond this, distinct draws would take long to collect
+      throw CLI::ValidationError("--nnz", "rows of up to " + std::to_string(hi) +
+                                              " non-zeros need --features of at least " +
+                                              std::to_string(2 * hi + real_block_));
+    if (real_block_) real_law_ = PowerLaw(real_block_, 1 + real_mean / 40);
+    binary_law_ = PowerLaw(binary_n_, 1 + binary_mean / 40);
+    spread_ = Spread(real_block_, binary_n_, key_ ^ 0x5350524541440000ull);
+    double visible = 500 * binary_mean / binary_law_.log_span - binary_law_.r0;
+    visible_ranks_ = static_cast<uint64_t>(std::clamp(visible, 1.0, double(binary_n_)));
+    calibrate();
+  }
+
+  void row(uint64_t i, Row& r) const {
+    uint64_t state = mix(key_ + i * kGolden);
+    Rng rng{state};
+    r.idx.clear();
+    r.val.clear();
+    uint32_t len = len_lo_ + static_cast<uint32_t>(rng.next() % len_span_);
+    uint32_t real = real_block_ ? static_cast<uint32_t>(std::min<double>(
+                                      real_block_ / 2, std::round(len * spec_.real_share)))
+                                : 0;
+    // Entries are (index << 32 | rank): sorting orders by index, and the rank
+    // that gates the hidden weight comes along without inverting the spread.
+    std::vector<uint64_t>& drawn = r.drawn;
+    drawn.clear();
+    draw_distinct(rng, real, real_law_, [](uint32_t rank) { return rank; }, drawn);
+    draw_distinct(rng, len - real, binary_law_, [this](uint32_t rank) { return spread_.index(rank); },
+                  drawn);
+    for (uint64_t e : drawn) r.idx.push_back(static_cast<uint32_t>(e >> 32));
+    if (webspam_) {
+      // Trigram counts on a page are heavy-tailed: Pareto with alpha 1.5.
+      double sumsq = 0;
+      for (size_t j = 0; j < r.idx.size(); ++j) {
+        double count = std::floor(std::pow(unit(rng.next()), -1 / 1.5));
+        r.val.push_back(static_cast<float>(count));
+        sumsq += count * count;
+      }
+      double scale = 1 / std::sqrt(sumsq);
+      for (float& v : r.val) v = round6(v * scale);
+    } else {
+      // Lexical ratios are mostly small: u^2 puts most of them below 0.25.
+      for (uint32_t j = 0; j < real; ++j) {
+        double u = unit(rng.next());
+        r.val.push_back(round6(std::max(u * u, 1e-6)));
+      }
+      r.val.resize(r.idx.size(), 1.0f);
+    }
+    r.margin = 0;
+    for (size_t j = 0; j < drawn.size(); ++j)
+      r.margin += weight(r.idx[j], static_cast<uint32_t>(drawn[j])) * r.val[j];
+    double u = unit(mix(state ^ 0x4E4F495345000000ull));
+    r.noise = std::log(u / (1 - u + 0x1p-53));
+  }
+
+  bool positive(const Row& r) const {
+    return (r.margin - mean_) / deviation_ + spec_.noise * r.noise > threshold_;
+  }
+
+ private:
+  template <class ToIndex>
+  static void draw_distinct(Rng& rng, uint32_t count, const PowerLaw& law, ToIndex to_index,
+                            std::vector<uint64_t>& out) {
+    size_t begin = out.size(), end = begin + count;
+    while (out.size() < end) {
+      size_t sorted = out.size();
+      for (size_t missing = end - out.size(); missing > 0; --missing) {
+        uint32_t rank = law.draw(rng.next());
+        out.push_back(uint64_t(to_index(rank)) << 32 | rank);
+      }
+      // Top-up rounds only sort the few new draws and merge them in.
+      std::sort(out.begin() + sorted, out.end());
+      std::inplace_merge(out.begin() + begin, out.begin() + sorted, out.end());
+      out.erase(std::unique(out.begin() + begin, out.end()), out.end());
+    }
+  }
+
+  double weight(uint32_t f, uint32_t rank) const {
+    if (f >= real_block_ && rank >= visible_ranks_) return 0;
+    uint64_t h = mix(key_ ^ (0x5745494748540000ull + f));
+    if (h & 1) return 0;
+    // Irwin-Hall: four 15-bit uniforms make a near-normal weight, mean 0, variance 1.
+    double s = double((h >> 1) & 0x7FFF) + double((h >> 16) & 0x7FFF) +
+               double((h >> 31) & 0x7FFF) + double((h >> 46) & 0x7FFF);
+    return (s / 32768.0 - 2) * std::sqrt(3.0);
+  }
+
+  void calibrate() {
+    constexpr int kRows = 2048;
+    std::vector<double> margin(kRows), noise(kRows);
+#pragma omp parallel
+    {
+      Row r;
+#pragma omp for schedule(static)
+      for (int i = 0; i < kRows; ++i) {
+        row(static_cast<uint64_t>(i), r);
+        margin[i] = r.margin;
+        noise[i] = r.noise;
+      }
+    }
+    double sum = 0, sumsq = 0;
+    for (double m : margin) sum += m;
+    mean_ = sum / kRows;
+    for (double m : margin) sumsq += (m - mean_) * (m - mean_);
+    deviation_ = sumsq > 0 ? std::sqrt(sumsq / kRows) : 1.0;
+    std::vector<double> score(kRows);
+    for (int i = 0; i < kRows; ++i)
+      score[i] = (margin[i] - mean_) / deviation_ + spec_.noise * noise[i];
+    auto cut = score.begin() + static_cast<long>((1 - spec_.positive_share) * kRows);
+    std::nth_element(score.begin(), cut, score.end());
+    threshold_ = *cut;
+  }
+
+  KindSpec spec_;
+  bool webspam_;
+  uint64_t key_ = 0;
+  uint32_t len_lo_ = 1, len_span_ = 1;
+  uint32_t real_block_ = 0, binary_n_ = 1;
+  PowerLaw real_law_, binary_law_;
+  Spread spread_;
+  uint64_t visible_ranks_ = 1;
+  double mean_ = 0, deviation_ = 1, threshold_ = 0;
+};
+
+// Reports an I/O failure on `tmp` and removes it, so no half-written file is left.
+[[noreturn]] void io_fail(const std::string& what, const std::string& tmp, int err) {
+  std::fprintf(stderr, "gen_data: cannot %s: %s\n", what.c_str(), std::strerror(err));
+  std::remove(tmp.c_str());
+  std::exit(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Deterministic synthetic LIBSVM data shaped like the URL and Webspam sets.\n"
+               "Row i is a pure function of (seed, kind, dimensions, i): make a test set with\n"
+               "the same seed and --first-row past the training rows.",
+               "gen_data"};
+  std::string kind, out;
+  uint64_t rows = 0, first_row = 0, seed = 1;
+  uint32_t features = 0, nnz = 0;
+  int threads = 0;
+  bool zero_based = false;
+  app.add_option("--kind", kind, "url (3,231,961 features, ~115 nnz/row) or webspam "
+                                 "(16,609,143 features, ~3,700 nnz/row)")
+      ->required()
+      ->check(CLI::IsMember({"url", "webspam"}));
+  app.add_option("--rows", rows, "number of rows to write")->required();
+  app.add_option("--first-row", first_row, "global index of the first row written")
+      ->capture_default_str();
+  app.add_option("--seed", seed, "seed of the rows and of the hidden model")->capture_default_str();
+  app.add_option("--out", out, "output file (written to FILE.tmp, then renamed)")->required();
+  app.add_option("--threads", threads, "OpenMP threads (default: OpenMP's); output is identical for any")
+      ->check(CLI::PositiveNumber);
+  auto* features_opt = app.add_option("--features", features, "override the number of features")
+                           ->check(CLI::Range(1u, UINT32_MAX));
+  auto* nnz_opt = app.add_option("--nnz", nnz, "override the mean non-zeros per row")
+                      ->check(CLI::Range(1u, UINT32_MAX));
+  app.add_flag("--zero-based", zero_based, "write 0-based feature indices (default 1-based, as LIBSVM)");
+  CLI11_PARSE(app, argc, argv);
+
+  const int kind_id = kind == "webspam" ? 1 : 0;
+  const KindSpec& spec = kind_id == 1 ? kWebspam : kUrl;
+  if (features_opt->count() == 0) features = spec.features;
+  if (nnz_opt->count() == 0) nnz = spec.nnz;
+  if (threads > 0) omp_set_num_threads(threads);
+
+  std::optional<Generator> gen;
+  try {
+    if (rows > UINT64_MAX - first_row)
+      throw CLI::ValidationError("--rows", "--first-row + --rows overflows 64 bits");
+    gen.emplace(spec, seed, kind_id, features, nnz);
+  } catch (const CLI::Error& e) {
+    return app.exit(e);
+  }
+
+  const std::string tmp = out + ".tmp";
+  std::FILE* file = std::fopen(tmp.c_str(), "wb");
+  if (!file) io_fail("open " + tmp + " for writing", tmp, errno);
+
+  auto start = std::chrono::steady_clock::now();
+  // Blocks of ~4 MB: big enough to amortise the ordered hand-off, small enough
+  // to keep every thread busy on short runs.
+  const uint64_t block_rows = std::max<uint64_t>(1, (4u << 20) / (uint64_t(nnz) * 11 + 8));
+  const uint64_t blocks = (rows + block_rows - 1) / block_rows;
+  const uint32_t one = zero_based ? 0 : 1;
+  std::atomic<int> write_error{0};
+  uint64_t total_nnz = 0, total_bytes = 0;
+#pragma omp parallel reduction(+ : total_nnz)
+  {
+    Row r;
+    std::vector<char> buf;
+#pragma omp for ordered schedule(static, 1)
+    for (uint64_t b = 0; b < blocks; ++b) {
+      size_t used = 0;
+      uint64_t lo = first_row + b * block_rows, hi = lo + std::min(block_rows, rows - b * block_rows);
+      for (uint64_t i = lo; i < hi; ++i) {
+        gen->row(i, r);
+        total_nnz += r.idx.size();
+        // label, then per entry at most ' ' + 10 digits + ':' + 15 chars of float, then '\n'
+        size_t need = used + 4 + r.idx.size() * 28;
+        if (buf.size() < need) buf.resize(std::max(need, 2 * buf.size()));
+        char* p = buf.data() + used;
+        char* const end = buf.data() + buf.size();
+        *p++ = gen->positive(r) ? '+' : '-';
+        *p++ = '1';
+        for (size_t j = 0; j < r.idx.size(); ++j) {
+          *p++ = ' ';
+          p = std::to_chars(p, end, r.idx[j] + one).ptr;
+          *p++ = ':';
+          if (r.val[j] == 1.0f)  // most url values; spares the float formatter
+            *p++ = '1';
+          else
+            p = std::to_chars(p, end, r.val[j]).ptr;
+        }
+        *p++ = '\n';
+        used = static_cast<size_t>(p - buf.data());
+      }
+#pragma omp ordered
+      if (write_error == 0) {
+        if (std::fwrite(buf.data(), 1, used, file) != used)
+          write_error = errno ? errno : EIO;
+        else
+          total_bytes += used;
+      }
+    }
+  }
+  if (write_error != 0) io_fail("write " + tmp, tmp, write_error);
+  if (std::fclose(file) != 0) io_fail("write " + tmp, tmp, errno);
+  if (std::rename(tmp.c_str(), out.c_str()) != 0) io_fail("rename " + tmp + " to " + out, tmp, errno);
+
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "gen_data: %s: %llu rows, %llu non-zeros, %.1f MB in %.2f s (%.0f MB/s)\n",
+               out.c_str(), static_cast<unsigned long long>(rows),
+               static_cast<unsigned long long>(total_nnz), total_bytes / 1e6, seconds,
+               total_bytes / 1e6 / std::max(seconds, 1e-9));
+  return 0;
+}

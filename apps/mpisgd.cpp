@@ -1,0 +1,114 @@
+// mpisgd: distributed SGD for sparse linear models. Run under mpirun; see README.md.
+//   mpisgd train    --data F [--test F] --model logreg|svm|linreg --strategy NAME ...
+//   mpisgd predict  --model m.txt --data F [--out preds.txt]
+//   mpisgd convert  --data F --out F.bin
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+#include <spdlog/spdlog.h>
+
+#include "comm/job_error.h"
+#include "comm/log.h"
+#include "data/convert_job.h"
+#include "model/predict_job.h"
+#include "sgd/train_job.h"
+#include "strategies/strategy.h"
+
+namespace {
+
+std::string strategy_help() {
+  std::string help = "how ranks combine their updates:";
+  for (const auto& s : mpisgd::strategy_registry()) help += "\n  " + s.name + ": " + s.summary;
+  return help;
+}
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const auto& s : mpisgd::strategy_registry()) names.push_back(s.name);
+  return names;
+}
+
+void add_config_and_logging(CLI::App* cmd, std::string& log_level) {
+  cmd->set_config("--config", "", "read these flags from a TOML/INI file (key = value)");
+  cmd->add_option("--log-level", log_level, "trace|debug|info|warn|error|off (rank 0; other ranks warn)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
+  CLI::App app{"mpisgd: data-parallel SGD for sparse linear models over MPI"};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+
+  mpisgd::TrainConfig train;
+  auto* t = app.add_subcommand("train", "train a model with mini-batch SGD on all ranks");
+  add_config_and_logging(t, log_level);
+  t->add_option("--data", train.data, "training set: LIBSVM text or binary cache")->required();
+  t->add_option("--test", train.test, "test set, evaluated after every epoch");
+  t->add_option("--model", train.model, "logreg (logistic loss), svm (hinge), linreg (squared)")
+      ->check(CLI::IsMember({"logreg", "svm", "linreg"}))
+      ->capture_default_str();
+  t->add_option("--strategy", train.strategy, strategy_help())->check(CLI::IsMember(strategy_names()))->capture_default_str();
+  t->add_option("--epochs", train.sgd.epochs, "passes over the data")->capture_default_str();
+  t->add_option("--batch", train.sgd.batch, "rows per rank per step (global batch = batch x ranks)")->capture_default_str();
+  t->add_option("--lr", train.sgd.lr, "learning rate eta")->capture_default_str();
+  t->add_option("--lr-schedule", train.lr_schedule, "constant | invscaling (eta/sqrt(1+epochs done)) | adagrad")
+      ->check(CLI::IsMember({"constant", "invscaling", "adagrad"}))
+      ->capture_default_str();
+  t->add_option("--l2", train.l2, "L2 regularisation lambda (objective + lambda/2 ||w||^2)")->capture_default_str();
+  t->add_option("--threads", train.sgd.threads, "OpenMP threads per rank for the gradient")->capture_default_str();
+  t->add_option("--seed", train.sgd.seed, "shuffling seed")->capture_default_str();
+  t->add_option("--profile", train.profile, "per-epoch profile: .csv or .jsonl");
+  t->add_option("--save-model", train.save_model, "write the model in LIBLINEAR's format");
+  t->add_option("--dim", train.dim, "number of features (default: the largest index)");
+  t->add_flag("--zero-based", train.zero_based, "the files use 0-based indices");
+  t->add_flag("!--no-progress", train.sgd.progress, "no running progress line on the terminal");
+
+  mpisgd::PredictConfig predict;
+  auto* p = app.add_subcommand("predict", "accuracy or RMSE of a saved model on a dataset");
+  add_config_and_logging(p, log_level);
+  p->add_option("--model", predict.model, "model file (ours or LIBLINEAR's)")->required();
+  p->add_option("--data", predict.data, "LIBSVM text or binary cache")->required();
+  p->add_option("--out", predict.out, "write one prediction per row");
+  p->add_option("--threads", predict.threads, "OpenMP threads per rank")->capture_default_str();
+  p->add_flag("--zero-based", predict.zero_based, "the file uses 0-based indices");
+
+  mpisgd::ConvertConfig convert;
+  auto* c = app.add_subcommand("convert", "convert LIBSVM text into the binary cache");
+  add_config_and_logging(c, log_level);
+  c->add_option("--data", convert.data, "LIBSVM text file")->required();
+  c->add_option("--out", convert.out, "binary cache to write")->required();
+  c->add_option("--dim", convert.dim, "number of features (default: the largest index)");
+  c->add_flag("--zero-based", convert.zero_based, "the file uses 0-based indices");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = rank == 0 ? app.exit(e) : e.get_exit_code();
+    MPI_Finalize();
+    return code;
+  }
+
+  mpisgd::init_logging(rank, log_level);
+  try {
+    if (*t) mpisgd::run_train(train, MPI_COMM_WORLD);
+    if (*p) mpisgd::run_predict(predict, MPI_COMM_WORLD);
+    if (*c) mpisgd::run_convert(convert, MPI_COMM_WORLD);
+  } catch (const mpisgd::JobFailed& e) {
+    // Every rank agreed on this failure; one message, then a clean exit everywhere.
+    if (rank == 0) spdlog::error("{}", e.what());
+    MPI_Finalize();
+    return 1;
+  } catch (const std::exception& e) {
+    // A failure only this rank saw: its peers may be inside a collective, so abort them.
+    spdlog::critical("{}", e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return 0;
+}

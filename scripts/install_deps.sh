@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every Debian package mpisgd needs, and nothing when they are all there,
+# so `make` can call it on every run. `--bench` adds what the benchmarks compare against.
+set -euo pipefail
+
+packages=(
+  g++ make pkg-config
+  openmpi-bin libopenmpi-dev openssh-client
+  libcli11-dev libspdlog-dev libfmt-dev catch2
+  liblinear-tools
+  python3 python3-numpy python3-matplotlib
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-sklearn time)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install_deps: installing ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install_deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

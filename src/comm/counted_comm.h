@@ -1,0 +1,58 @@
+#pragma once
+// The communicator strategies and collectives talk through. It counts seconds and bytes
+// so that profiles and benchmarks compare volumes with the analytical bounds, free of
+// machine noise. Metrics that are not part of the algorithm (loss sums, hashes) use the
+// raw MPI_Comm and stay out of these counters.
+#include <cstddef>
+#include <cstdint>
+
+#include <mpi.h>
+
+namespace mpisgd {
+
+struct CommStats {
+  double seconds = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+
+  CommStats operator-(const CommStats& o) const {
+    return {seconds - o.seconds, bytes_sent - o.bytes_sent, bytes_received - o.bytes_received};
+  }
+};
+
+template <class T> MPI_Datatype mpi_type();
+template <> inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+template <> inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+template <> inline MPI_Datatype mpi_type<uint32_t>() { return MPI_UINT32_T; }
+template <> inline MPI_Datatype mpi_type<uint64_t>() { return MPI_UINT64_T; }
+
+class CountedComm {
+ public:
+  explicit CountedComm(MPI_Comm comm);
+
+  MPI_Comm raw() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const CommStats& stats() const { return stats_; }
+
+  // In-place sum over all ranks. MPI hides its algorithm, so the bytes counted are the
+  // volume of a bandwidth-optimal allreduce (reduce-scatter + allgather, as in ring or
+  // Rabenseifner): 2 (P-1)/P * n * sizeof(T) sent and as much received per rank.
+  template <class T>
+  void allreduce_sum(T* data, size_t n) {
+    allreduce_sum_bytes(data, n, mpi_type<T>(), sizeof(T));
+  }
+
+ private:
+  void allreduce_sum_bytes(void* data, size_t n, MPI_Datatype type, size_t elem_bytes);
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+  CommStats stats_;
+};
+
+// MPI counts are int: calls on more elements go in pieces of at most this many.
+inline constexpr size_t kMaxMpiCount = size_t{1} << 30;
+
+}  // namespace mpisgd

@@ -1,0 +1,58 @@
+#pragma once
+// Strict, allocation-free LIBSVM text parser (the format of LIBSVM/LIBLINEAR):
+//   line    := [ws] label [ws "qid:" int] {ws index ":" value} [ws] ["#" comment] [\r] \n
+//   label   := real (classification: +1/-1/1/0, regression: any finite real)
+//   index   := integer >= 1 (>= 0 with zero_based), strictly ascending within a line
+// Blank and comment-only lines are skipped. Anything else is an error naming its line.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace mpisgd {
+
+struct ParseOptions {
+  bool zero_based = false;
+  uint64_t dim_limit = 0;  // with --dim: indices (1-based) above it are errors; 0 = none
+};
+
+// A parse error at a line counted from the first line this parser saw (1-based).
+struct ParseError {
+  uint64_t line;
+  std::string cause;
+};
+
+// A label value and the first line (local, 1-based) it appeared on.
+struct LabelSeen {
+  float label;
+  uint64_t line;
+};
+
+class LibsvmParser {
+ public:
+  explicit LibsvmParser(ParseOptions options) : options_(options) {}
+
+  // Parses whole lines of [begin, end) into `out` and returns where it stopped: before a
+  // line that is not complete (unless `at_eof`, where the last line needs no newline), or
+  // before the first line starting at or after `owned_end` (it belongs to the next rank).
+  // Throws ParseError.
+  const char* parse(const char* begin, const char* end, const char* owned_end, bool at_eof,
+                    Dataset& out);
+
+  uint64_t lines() const { return lines_; }
+  uint32_t max_index() const { return max_index_; }  // 0-based; meaningful if any entry
+  // The first three distinct labels in line order: enough to find a third class globally.
+  const std::vector<LabelSeen>& first_labels() const { return first_labels_; }
+
+ private:
+  void parse_line(const char* p, const char* end, Dataset& out);
+  [[noreturn]] void fail(const std::string& cause) const;
+
+  ParseOptions options_;
+  uint64_t lines_ = 0;
+  uint32_t max_index_ = 0;
+  std::vector<LabelSeen> first_labels_;
+};
+
+}  // namespace mpisgd

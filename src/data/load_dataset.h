@@ -1,0 +1,27 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "data/dataset.h"
+#include "data/libsvm_parser.h"
+
+namespace mpisgd {
+
+struct LoadOptions {
+  bool zero_based = false;
+  uint64_t dim = 0;  // --dim; 0 = the largest index in the file
+  size_t chunk_bytes = size_t{16} << 20;
+};
+
+struct LoadedData {
+  Dataset data;
+  std::vector<LabelSeen> first_labels;  // for agree_on_labels
+};
+
+// Collective: this rank's share of a LIBSVM text file or of a binary cache (told apart by
+// the cache's magic bytes, not by the file name).
+LoadedData load_dataset(const std::string& path, MPI_Comm comm, const LoadOptions& options);
+
+}  // namespace mpisgd

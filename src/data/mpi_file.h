@@ -1,0 +1,42 @@
+#pragma once
+// RAII MPI-IO file with reads and writes of any size (MPI counts are int, so large
+// transfers go in pieces below 2 GiB) and errors that name the file.
+#include <cstddef>
+#include <string>
+
+#include <mpi.h>
+
+namespace mpisgd {
+
+class MpiFile {
+ public:
+  // Collective. A failure to open ends the job on every rank (JobFailed).
+  static MpiFile open_read(const std::string& path, MPI_Comm comm);
+  static MpiFile create_write(const std::string& path, MPI_Comm comm);
+
+  MpiFile(MpiFile&& o) noexcept;
+  MpiFile& operator=(MpiFile&&) = delete;
+  MpiFile(const MpiFile&) = delete;
+  ~MpiFile();
+
+  MPI_Offset size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // Independent I/O; throws std::runtime_error naming the file on failure.
+  size_t read_at(MPI_Offset offset, void* buf, size_t bytes);
+  void read_exact(MPI_Offset offset, void* buf, size_t bytes);
+  void write_at(MPI_Offset offset, const void* buf, size_t bytes);
+  void close();  // collective
+
+ private:
+  static MpiFile open(const std::string& path, MPI_Comm comm, int mode, const char* purpose);
+  MpiFile(std::string path, MPI_File fh, MPI_Offset size) : path_(std::move(path)), fh_(fh), size_(size) {}
+  [[noreturn]] void fail(const std::string& what, int code) const;
+
+  std::string path_;
+  MPI_File fh_ = MPI_FILE_NULL;
+  MPI_Offset size_ = 0;
+};
+
+std::string mpi_error_string(int code);
+
+}  // namespace mpisgd

@@ -1,0 +1,119 @@
+#include "data/mpiio_text_reader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "comm/counted_comm.h"
+#include "comm/job_error.h"
+#include "data/mpi_file.h"
+
+namespace mpisgd {
+namespace {
+
+// First line start at or after `begin`: the byte after the first '\n' at or after begin-1.
+MPI_Offset first_line_start(MpiFile& file, MPI_Offset begin) {
+  if (begin == 0) return 0;
+  std::vector<char> buf(64 << 10);
+  for (MPI_Offset pos = begin - 1; pos < file.size();) {
+    size_t got = file.read_at(pos, buf.data(), buf.size());
+    auto* nl = static_cast<const char*>(std::memchr(buf.data(), '\n', got));
+    if (nl) return pos + (nl - buf.data()) + 1;
+    pos += static_cast<MPI_Offset>(got);
+  }
+  return file.size();
+}
+
+// Reserves what the whole range will need from what the first chunk needed, so the CSR
+// arrays are not regrown (a regrowth holds old and new arrays at once).
+void reserve_like_first_chunk(Dataset& d, size_t chunk_bytes, size_t range_bytes) {
+  if (chunk_bytes == 0 || range_bytes <= chunk_bytes) return;
+  double scale = 1.05 * static_cast<double>(range_bytes) / static_cast<double>(chunk_bytes);
+  auto grow = [scale](auto& v, size_t extra) { v.reserve(static_cast<size_t>(v.size() * scale) + extra); };
+  grow(d.index, 1024);
+  grow(d.value, 1024);
+  grow(d.label, 64);
+  grow(d.row_ptr, 64);
+}
+
+void parse_range(MpiFile& file, MPI_Offset start, MPI_Offset end, size_t chunk_bytes,
+                 LibsvmParser& parser, Dataset& out) {
+  std::vector<char> buf(chunk_bytes);
+  MPI_Offset buf_offset = start;  // file offset of buf[0]
+  size_t len = 0;
+  bool first_chunk = true;
+  while (buf_offset < end) {
+    if (len == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
+    size_t want = std::min(buf.size() - len, static_cast<size_t>(file.size() - buf_offset) - len);
+    len += file.read_at(buf_offset + static_cast<MPI_Offset>(len), buf.data() + len, want);
+    bool at_eof = buf_offset + static_cast<MPI_Offset>(len) >= file.size();
+    size_t owned = static_cast<size_t>(std::min<MPI_Offset>(end - buf_offset, static_cast<MPI_Offset>(len)));
+    const char* stop = parser.parse(buf.data(), buf.data() + len, buf.data() + owned, at_eof, out);
+    size_t consumed = static_cast<size_t>(stop - buf.data());
+    if (first_chunk) {
+      reserve_like_first_chunk(out, consumed, static_cast<size_t>(end - start));
+      first_chunk = false;
+    }
+    buf_offset += static_cast<MPI_Offset>(consumed);
+    if (at_eof && consumed == len) break;
+    std::memmove(buf.data(), buf.data() + consumed, len - consumed);
+    len -= consumed;
+  }
+}
+
+}  // namespace
+
+TextReadResult read_libsvm_text(const std::string& path, MPI_Comm comm,
+                                const TextReadOptions& options) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+
+  MpiFile file = MpiFile::open_read(path, comm);
+  TextReadResult result;
+  Dataset& data = result.data;
+  data.path = path;
+  LibsvmParser parser(options.parse);
+  std::optional<LocalFailure> io_failure;
+  std::optional<ParseError> parse_error;
+  try {
+    auto share = [&](MPI_Offset r) {  // S*r/P without overflowing S*r
+      return file.size() / size * r + file.size() % size * r / size;
+    };
+    MPI_Offset end = share(rank + 1);
+    MPI_Offset start = first_line_start(file, share(rank));
+    if (start < end) parse_range(file, start, end, options.chunk_bytes, parser, data);
+  } catch (const ParseError& e) {
+    parse_error = e;
+  } catch (const std::exception& e) {
+    io_failure = LocalFailure{0, e.what()};
+  }
+
+  // Lines before this rank's range are the lines the lower ranks parsed; a rank that
+  // failed stopped early, but only the lowest failing rank's line number is reported.
+  unsigned long long lines = parser.lines(), line_offset = 0;
+  MPI_Exscan(&lines, &line_offset, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+  if (rank == 0) line_offset = 0;
+  if (parse_error) {
+    uint64_t line = line_offset + parse_error->line;
+    io_failure = LocalFailure{line, InputError(path, line, parse_error->cause).what()};
+  }
+  agree_on_error(comm, io_failure);
+
+  for (auto seen : parser.first_labels())
+    result.first_labels.push_back({seen.label, seen.line + line_offset});
+
+  unsigned long long rows = data.rows(), first_row = 0, total_rows = 0;
+  MPI_Exscan(&rows, &first_row, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+  MPI_Allreduce(&rows, &total_rows, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+  data.first_row = rank == 0 ? 0 : first_row;
+  data.global_rows = total_rows;
+  if (total_rows == 0) throw JobFailed(InputError(path, 0, "no rows").what());
+
+  uint32_t local_dim = data.nnz() ? parser.max_index() + 1 : 0, dim = 0;
+  MPI_Allreduce(&local_dim, &dim, 1, MPI_UINT32_T, MPI_MAX, comm);
+  data.dim = options.parse.dim_limit ? static_cast<uint32_t>(options.parse.dim_limit) : dim;
+  return result;
+}
+
+}  // namespace mpisgd

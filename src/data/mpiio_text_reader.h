@@ -1,0 +1,31 @@
+#pragma once
+// Partitioned read of a LIBSVM text file with MPI-IO (collective over `comm`).
+// Rank r of P owns the lines that start in bytes [r*S/P, (r+1)*S/P) of the S-byte file:
+// it skips the partial line its range begins in and finishes the last line it starts,
+// so together the ranks hold every row exactly once, for any P, even P > rows.
+// The file is streamed through a bounded buffer: the text is never held whole.
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "data/dataset.h"
+#include "data/libsvm_parser.h"
+
+namespace mpisgd {
+
+struct TextReadOptions {
+  ParseOptions parse;
+  size_t chunk_bytes = size_t{16} << 20;  // MPI counts are int: must stay below 2 GiB
+};
+
+struct TextReadResult {
+  Dataset data;
+  std::vector<LabelSeen> first_labels;  // this rank's first distinct labels, global lines
+};
+
+// Throws JobFailed on every rank if any rank fails (naming file, line and cause).
+TextReadResult read_libsvm_text(const std::string& path, MPI_Comm comm,
+                                const TextReadOptions& options);
+
+}  // namespace mpisgd

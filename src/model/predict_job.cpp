@@ -1,0 +1,83 @@
+#include "model/predict_job.h"
+
+#include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "comm/job_error.h"
+#include "data/load_dataset.h"
+#include "data/mpi_file.h"
+#include "model/model_file.h"
+#include "sgd/evaluate.h"
+
+namespace mpisgd {
+namespace {
+
+// Each rank formats its rows' predictions; the ranks' pieces land at their offsets, in
+// file order, in a temporary file renamed once all are written.
+void write_predictions(const std::string& path, const Dataset& d, const LinearModel& m, MPI_Comm comm) {
+  std::string text;
+  for (uint64_t r = 0; r < d.rows(); ++r) {
+    double p = m.decision(d.row_index(r), d.row_value(r));
+    text += m.classification ? fmt::format("{}\n", m.labels.label_of(p)) : fmt::format("{:.9g}\n", p);
+  }
+  unsigned long long bytes = text.size(), offset = 0;
+  MPI_Exscan(&bytes, &offset, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) offset = 0;
+  const std::string tmp = path + ".tmp";
+  std::optional<LocalFailure> failure;
+  {
+    MpiFile file = MpiFile::create_write(tmp, comm);
+    try {
+      file.write_at(static_cast<MPI_Offset>(offset), text.data(), text.size());
+    } catch (const std::exception& e) {
+      failure = LocalFailure{0, e.what()};
+    }
+    file.close();
+  }
+  try {
+    agree_on_error(comm, failure);
+  } catch (const JobFailed&) {
+    if (rank == 0) std::remove(tmp.c_str());
+    throw;
+  }
+  run_on_root(comm, 0, [&] {
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": cannot rename " + tmp + " into place");
+  });
+}
+
+}  // namespace
+
+void run_predict(const PredictConfig& c, MPI_Comm comm) {
+  std::optional<LinearModel> model;
+  std::optional<LocalFailure> failure;
+  try {
+    model = load_model(c.model);
+  } catch (const std::exception& e) {
+    failure = LocalFailure{0, e.what()};
+  }
+  agree_on_error(comm, failure);
+
+  Dataset data = load_dataset(c.data, comm, LoadOptions{c.zero_based, 0}).data;
+  Evaluation ev = evaluate(data, Loss{model->loss}, model->labels, c.threads, comm,
+                           [&](auto index, auto value) { return model->decision(index, value); });
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    if (model->classification)
+      fmt::print("Accuracy = {:.4f}% ({}/{})\n", 100 * ev.result.metric, ev.correct, ev.rows);
+    else
+      fmt::print("RMSE = {:.6g} ({} rows)\n", ev.result.metric, ev.rows);
+    std::fflush(stdout);
+  }
+  if (!c.out.empty()) {
+    write_predictions(c.out, data, *model, comm);
+    spdlog::info("predictions written to {}", c.out);
+  }
+}
+
+}  // namespace mpisgd

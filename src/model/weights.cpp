@@ -1,0 +1,69 @@
+#include "model/weights.h"
+
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+
+namespace mpisgd {
+
+namespace {
+// Below this the float v would grow large enough to lose precision against scale.
+constexpr double kRenormaliseBelow = 1e-6;
+}
+
+Weights::Weights(uint32_t dim, double l2, bool adagrad) : v_(dim, 0.0f), l2_(l2) {
+  if (adagrad) adagrad_.assign(dim, 0.0f);
+}
+
+double Weights::dot_known(std::span<const uint32_t> index, std::span<const float> value) const {
+  double s = 0;
+  for (size_t j = 0; j < index.size() && index[j] < v_.size(); ++j) s += static_cast<double>(v_[index[j]]) * value[j];
+  return s * scale_;
+}
+
+void Weights::begin_step(double eta) {
+  double decay = 1 - eta * l2_;
+  if (decay <= 0) throw std::invalid_argument("learning rate x l2 must stay below 1");
+  scale_ *= decay;
+  coef_ = eta / scale_;
+}
+
+void Weights::end_step() {
+  if (scale_ >= kRenormaliseBelow) return;
+  for (float& x : v_) x = static_cast<float>(x * scale_);
+  scale_ = 1;
+}
+
+void Weights::step_sparse(double eta, std::span<const uint32_t> index, std::span<const float> g) {
+  begin_step(eta);
+  for (size_t j = 0; j < index.size(); ++j) update(index[j], g[j]);
+  end_step();
+}
+
+uint64_t Weights::step_dense(double eta, std::span<const float> g) {
+  begin_step(eta);
+  uint64_t nnz = 0;
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    if (g[i] == 0) continue;
+    update(i, g[i]);
+    ++nnz;
+  }
+  end_step();
+  return nnz;
+}
+
+std::vector<double> Weights::values() const {
+  std::vector<double> w(v_.size());
+  for (size_t i = 0; i < v_.size(); ++i) w[i] = scale_ * v_[i];
+  return w;
+}
+
+uint64_t Weights::hash() const {
+  uint64_t h = std::bit_cast<uint64_t>(scale_);
+  auto mix = [&h](uint32_t x) { h = (h ^ x) * 0x100000001B3ull; };
+  for (float x : v_) mix(std::bit_cast<uint32_t>(x));
+  for (float x : adagrad_) mix(std::bit_cast<uint32_t>(x));
+  return h;
+}
+
+}  // namespace mpisgd

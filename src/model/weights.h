@@ -1,0 +1,64 @@
+#pragma once
+// The weight vector w in R^N, kept as w = scale * v.
+//
+// One SGD step with learning rate eta on  F(w) = mean_i f_i(w) + (lambda/2) ||w||^2  is
+//   w <- (1 - eta lambda) w - eta g        (g: the mean data gradient of the step)
+// The decay touches every coordinate; folding it into `scale` (scale *= 1 - eta lambda,
+// v -= eta/scale g) makes a step whose g has k non-zeros cost O(k), so sparse updates
+// stay sparse. v is renormalised when scale gets small, which is rare and deterministic.
+//
+// With Adagrad (Duchi et al. 2011) each coordinate's step is divided by the root of its
+// summed squared gradients, G_i += g_i^2, v_i -= eta/scale g_i / (sqrt(G_i) + eps), and L2
+// acts as decoupled weight decay (the same scale factor), which keeps steps O(k) as well.
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace mpisgd {
+
+class Weights {
+ public:
+  Weights(uint32_t dim, double l2, bool adagrad);
+
+  uint32_t dim() const { return static_cast<uint32_t>(v_.size()); }
+
+  // w^T x for a row whose indices are all < dim (training data).
+  double dot(std::span<const uint32_t> index, std::span<const float> value) const {
+    double s = 0;
+    for (size_t j = 0; j < index.size(); ++j) s += static_cast<double>(v_[index[j]]) * value[j];
+    return s * scale_;
+  }
+  // w^T x ignoring features the model has not seen (test data may have more).
+  double dot_known(std::span<const uint32_t> index, std::span<const float> value) const;
+
+  // One step with the global mean gradient g, as sorted sparse pairs or dense; the dense
+  // form returns the number of non-zeros of g.
+  void step_sparse(double eta, std::span<const uint32_t> index, std::span<const float> g);
+  uint64_t step_dense(double eta, std::span<const float> g);
+
+  double weight(uint32_t i) const { return scale_ * v_[i]; }
+  std::vector<double> values() const;
+  // Hash of the exact bits of the state, to check that every rank holds the same model.
+  uint64_t hash() const;
+
+ private:
+  void begin_step(double eta);
+  void update(uint32_t i, float g) {
+    if (!adagrad_.empty()) {
+      adagrad_[i] += g * g;
+      v_[i] -= static_cast<float>(coef_ * g / (std::sqrt(static_cast<double>(adagrad_[i])) + 1e-8));
+    } else {
+      v_[i] -= static_cast<float>(coef_ * g);
+    }
+  }
+  void end_step();
+
+  std::vector<float> v_;
+  std::vector<float> adagrad_;  // empty unless Adagrad
+  double scale_ = 1;
+  double l2_;
+  double coef_ = 0;  // eta / scale of the current step
+};
+
+}  // namespace mpisgd

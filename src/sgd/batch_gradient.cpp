@@ -1,0 +1,89 @@
+#include "sgd/batch_gradient.h"
+
+#include <algorithm>
+#include <bit>
+
+#include <omp.h>
+
+namespace mpisgd {
+
+BatchGradient::BatchGradient(uint32_t dim, int threads)
+    : dim_(dim),
+      threads_(std::max(1, threads)),
+      accumulator_(dim, 0.0f),
+      touched_((dim + 63) / 64, 0),
+      thread_loss_(static_cast<size_t>(threads_)),
+      thread_offset_(static_cast<size_t>(threads_) + 1) {}
+
+uint32_t BatchGradient::range_begin(int t, int nt) const {
+  if (t >= nt) return dim_;
+  return static_cast<uint32_t>(static_cast<uint64_t>(dim_) * static_cast<uint64_t>(t) / static_cast<uint64_t>(nt)) & ~63u;
+}
+
+BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> rows, const Weights& w,
+                                 const Loss& loss, float scale, SparseVector& out) {
+  const size_t batch = rows.size();
+  coef_.resize(batch);
+  std::fill(thread_loss_.begin(), thread_loss_.end(), 0.0);
+
+#pragma omp parallel num_threads(threads_)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+
+    double loss_sum = 0;
+    for (size_t r = batch * t / nt; r < batch * (t + 1) / nt; ++r) {
+      uint64_t row = rows[r];
+      double p = w.dot(data.row_index(row), data.row_value(row));
+      double y = data.label[row];
+      loss_sum += loss.value(p, y);
+      coef_[r] = static_cast<float>(scale * loss.derivative(p, y));
+    }
+    thread_loss_[static_cast<size_t>(t)] = loss_sum;
+#pragma omp barrier
+
+    const uint32_t lo = range_begin(t, nt), hi = range_begin(t + 1, nt);
+    for (size_t r = 0; r < batch; ++r) {
+      const float c = coef_[r];
+      if (c == 0) continue;  // hinge rows beyond the margin add nothing
+      auto index = data.row_index(rows[r]);
+      auto value = data.row_value(rows[r]);
+      size_t j = lo == 0 ? 0 : static_cast<size_t>(std::lower_bound(index.begin(), index.end(), lo) - index.begin());
+      for (; j < index.size() && index[j] < hi; ++j) {
+        uint32_t i = index[j];
+        accumulator_[i] += c * value[j];
+        touched_[i >> 6] |= uint64_t{1} << (i & 63);
+      }
+    }
+
+    const size_t w0 = lo / 64, w1 = (static_cast<size_t>(hi) + 63) / 64;
+    size_t count = 0;
+    for (size_t k = w0; k < w1; ++k) count += static_cast<size_t>(std::popcount(touched_[k]));
+    thread_offset_[static_cast<size_t>(t) + 1] = count;
+#pragma omp barrier
+#pragma omp single
+    {
+      thread_offset_[0] = 0;
+      for (int k = 0; k < nt; ++k) thread_offset_[static_cast<size_t>(k) + 1] += thread_offset_[static_cast<size_t>(k)];
+      out.index.resize(thread_offset_[static_cast<size_t>(nt)]);
+      out.value.resize(thread_offset_[static_cast<size_t>(nt)]);
+    }
+    size_t at = thread_offset_[static_cast<size_t>(t)];
+    for (size_t k = w0; k < w1; ++k) {
+      for (uint64_t bits = touched_[k]; bits; bits &= bits - 1) {
+        uint32_t i = static_cast<uint32_t>(k * 64 + static_cast<size_t>(std::countr_zero(bits)));
+        out.index[at] = i;
+        out.value[at] = accumulator_[i];
+        accumulator_[i] = 0;
+        ++at;
+      }
+      touched_[k] = 0;
+    }
+  }
+
+  BatchLoss result;
+  result.rows = batch;
+  for (double l : thread_loss_) result.loss_sum += l;
+  return result;
+}
+
+}  // namespace mpisgd

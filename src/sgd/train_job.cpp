@@ -1,0 +1,117 @@
+#include "sgd/train_job.h"
+
+#include <cstdio>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "comm/job_error.h"
+#include "data/labels.h"
+#include "data/load_dataset.h"
+#include "model/model_file.h"
+#include "profile/profile_table.h"
+#include "profile/profile_writer.h"
+#include "sgd/evaluate.h"
+
+namespace mpisgd {
+namespace {
+
+// Settings that are wrong are wrong on every rank alike, so they end the job directly.
+struct Resolved {
+  Loss loss;
+  TrainOptions sgd;
+};
+
+Resolved resolve(const TrainConfig& c) {
+  try {
+    Resolved r{{loss_from_name(c.model)}, c.sgd};
+    r.sgd.schedule = schedule_from_name(c.lr_schedule);
+    if (c.sgd.epochs < 1) throw std::invalid_argument("--epochs must be at least 1");
+    if (c.sgd.batch < 1) throw std::invalid_argument("--batch must be at least 1");
+    if (c.sgd.threads < 1) throw std::invalid_argument("--threads must be at least 1");
+    if (!(c.sgd.lr > 0)) throw std::invalid_argument("--lr must be positive");
+    if (c.l2 < 0 || c.sgd.lr * c.l2 >= 1) throw std::invalid_argument("--l2 must be >= 0 with lr x l2 < 1");
+    return r;
+  } catch (const std::invalid_argument& e) {
+    throw JobFailed(e.what());
+  }
+}
+
+void log_partition(const Dataset& d, const CountedComm& comm) {
+  double mine[2] = {static_cast<double>(d.rows()), static_cast<double>(d.nnz())}, lo[2], hi[2], total[2];
+  MPI_Reduce(mine, lo, 2, MPI_DOUBLE, MPI_MIN, 0, comm.raw());
+  MPI_Reduce(mine, hi, 2, MPI_DOUBLE, MPI_MAX, 0, comm.raw());
+  MPI_Reduce(mine, total, 2, MPI_DOUBLE, MPI_SUM, 0, comm.raw());
+  spdlog::info("{}: {} rows, {} non-zeros, N = {} features; rows per rank min/mean/max {}/{:.0f}/{}", d.path,
+               static_cast<uint64_t>(total[0]), static_cast<uint64_t>(total[1]), d.dim, lo[0], total[0] / comm.size(),
+               hi[0]);
+}
+
+}  // namespace
+
+void run_train(const TrainConfig& c, MPI_Comm world) {
+  CountedComm comm(world);
+  Resolved r = resolve(c);
+  spdlog::info("train: model={} strategy={} epochs={} batch={}/rank (global {}) lr={} schedule={} l2={} P={} T={} seed={}",
+               c.model, c.strategy, r.sgd.epochs, r.sgd.batch, r.sgd.batch * comm.size(), r.sgd.lr, c.lr_schedule, c.l2,
+               comm.size(), r.sgd.threads, r.sgd.seed);
+
+  const double load_start = MPI_Wtime();
+  LoadOptions load{c.zero_based, c.dim};
+  LoadedData train = load_dataset(c.data, world, load);
+  LabelMap labels;
+  if (r.loss.classification()) {
+    labels = agree_on_labels(c.data, train.first_labels, world);
+    to_signs(train.data, labels);
+  }
+  std::optional<Dataset> test;
+  if (!c.test.empty()) test = load_dataset(c.test, world, load).data;
+  spdlog::info("loaded in {:.2f} s", MPI_Wtime() - load_start);
+  log_partition(train.data, comm);
+  if (test) log_partition(*test, comm);
+
+  Weights w(train.data.dim, c.l2, r.sgd.schedule == Schedule::adagrad);
+  std::unique_ptr<Strategy> strategy;
+  try {
+    strategy = make_strategy(c.strategy, StrategyContext{comm, train.data.dim});
+  } catch (const std::invalid_argument& e) {
+    throw JobFailed(e.what());
+  }
+  Trainer trainer(train.data, r.loss, w, *strategy, comm, r.sgd);
+  spdlog::info("{} steps per epoch", trainer.steps_per_epoch());
+
+  std::optional<ProfileWriter> profile;
+  if (!c.profile.empty())
+    run_on_root(world, 0, [&] { profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification()}); });
+  if (comm.rank() == 0) print_profile_header(stdout, r.loss.classification());
+
+  for (int epoch = 1; epoch <= r.sgd.epochs; ++epoch) {
+    EpochRecord record = trainer.run_epoch(epoch);
+    EpochSummary summary = summarize_epoch(epoch, record, world);
+    if (test)
+      summary.test = evaluate(*test, r.loss, labels, r.sgd.threads, world, [&w](auto index, auto value) {
+                       return w.dot_known(index, value);
+                     }).result;
+    if (comm.rank() == 0) print_profile_row(stdout, summary);
+    if (!c.profile.empty()) run_on_root(world, 0, [&] { profile->write(summary); });
+  }
+
+  // Every rank applied the same combined updates in the same order: the bits must agree.
+  unsigned long long h = w.hash(), lo = 0, hi = 0;
+  MPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, world);
+  MPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, world);
+  if (lo != hi) throw JobFailed("ranks hold different models after training (model hashes differ): this is a bug");
+  spdlog::info("model hash {:016x} identical on all {} ranks", h, comm.size());
+
+  if (!c.save_model.empty())
+    run_on_root(world, 0, [&] {
+      save_model(c.save_model, LinearModel{r.loss.classification(), r.loss.kind, labels, -1, w.values()});
+      spdlog::info("model written to {}", c.save_model);
+    });
+  if (!c.profile.empty()) run_on_root(world, 0, [&] {
+      profile->commit();
+      spdlog::info("profile written to {}", c.profile);
+    });
+}
+
+}  // namespace mpisgd

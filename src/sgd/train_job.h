@@ -1,0 +1,25 @@
+#pragma once
+// `mpisgd train`: load, train, report, save. Collective over `comm`.
+#include <cstdint>
+#include <string>
+
+#include <mpi.h>
+
+#include "sgd/trainer.h"
+
+namespace mpisgd {
+
+struct TrainConfig {
+  std::string data, test, model = "logreg", strategy = "allreduce";
+  std::string lr_schedule = "constant";
+  double l2 = 0;
+  TrainOptions sgd;
+  std::string profile, save_model;
+  bool zero_based = false;
+  uint64_t dim = 0;
+};
+
+// Throws JobFailed on every rank on bad input or configuration.
+void run_train(const TrainConfig& config, MPI_Comm comm);
+
+}  // namespace mpisgd

@@ -1,0 +1,61 @@
+#include "sgd/trainer.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "profile/progress_line.h"
+#include "sgd/shuffle.h"
+
+namespace mpisgd {
+
+Trainer::Trainer(const Dataset& train, Loss loss, Weights& w, Strategy& strategy, CountedComm& comm,
+                 const TrainOptions& o)
+    : train_(train), loss_(loss), w_(w), strategy_(strategy), comm_(comm), options_(o), order_(train.rows()),
+      gradient_(w.dim(), o.threads) {
+  uint64_t local_steps = (train.rows() + o.batch - 1) / o.batch;
+  MPI_Allreduce(&local_steps, &steps_per_epoch_, 1, MPI_UINT64_T, MPI_MAX, comm.raw());
+}
+
+EpochRecord Trainer::run_epoch(int epoch) {
+  EpochRecord rec;
+  strategy_.before_epoch(epoch);
+  std::iota(order_.begin(), order_.end(), uint64_t{0});
+  shuffle_rows(order_, options_.seed, comm_.rank(), epoch);
+
+  const float scale = static_cast<float>(1.0 / (static_cast<double>(options_.batch) * comm_.size()));
+  const CommStats comm_start = comm_.stats();
+  ProgressLine progress(options_.progress && comm_.rank() == 0, epoch, comm_.size());
+  const double start = MPI_Wtime();
+  double density_sum = 0;
+  for (uint64_t s = 0; s < steps_per_epoch_; ++s) {
+    size_t begin = std::min<size_t>(s * options_.batch, order_.size());
+    size_t end = std::min<size_t>(begin + options_.batch, order_.size());
+    std::span<const uint64_t> batch(order_.data() + begin, end - begin);
+
+    strategy_.refresh(train_, batch, w_);
+    const double t0 = MPI_Wtime();
+    BatchLoss bl = gradient_.compute(train_, batch, w_, loss_, scale, update_);
+    const double t1 = MPI_Wtime();
+    const double comm_before = comm_.stats().seconds;
+    uint64_t nnz = strategy_.exchange(update_, learning_rate(options_.schedule, options_.lr, step_++, steps_per_epoch_), w_);
+    // The strategy's own work (packing, applying the step) counts as compute.
+    rec.compute_s += (t1 - t0) + (MPI_Wtime() - t1) - (comm_.stats().seconds - comm_before);
+    density_sum += static_cast<double>(nnz) / std::max<uint32_t>(1, w_.dim());
+    rec.loss_sum += bl.loss_sum;
+    rec.rows += static_cast<double>(bl.rows);
+    progress.update(static_cast<uint64_t>(rec.rows), rec.loss_sum);
+  }
+  progress.finish();
+  strategy_.after_epoch(epoch);
+
+  rec.wall_s = MPI_Wtime() - start;
+  CommStats used = comm_.stats() - comm_start;
+  rec.comm_s = used.seconds;
+  rec.bytes_sent = static_cast<double>(used.bytes_sent);
+  rec.bytes_received = static_cast<double>(used.bytes_received);
+  rec.steps = static_cast<double>(steps_per_epoch_);
+  rec.density = steps_per_epoch_ ? density_sum / static_cast<double>(steps_per_epoch_) : 0;
+  return rec;
+}
+
+}  // namespace mpisgd

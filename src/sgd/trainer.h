@@ -1,0 +1,54 @@
+#pragma once
+// The epoch loop of data-parallel mini-batch SGD (thesis Algorithm 1, MPI-SGD semantics):
+// each rank shuffles its own rows and takes B of them per step, so the global batch is
+// B x P. Every rank makes the same number of steps per epoch, ceil(max rows / B), and a
+// rank that has run out of rows still takes part with an empty update: collectives need
+// every rank. The step is w <- w - eta_t * (1 / (B P)) sum of the batch's gradients, the
+// mean over the nominal global batch, so eta does not have to change with P.
+#include <cstdint>
+#include <vector>
+
+#include "comm/counted_comm.h"
+#include "data/dataset.h"
+#include "model/loss.h"
+#include "model/weights.h"
+#include "profile/epoch_profile.h"
+#include "sgd/batch_gradient.h"
+#include "sgd/lr_schedule.h"
+#include "strategies/strategy.h"
+
+namespace mpisgd {
+
+struct TrainOptions {
+  int epochs = 10;
+  uint64_t batch = 1000;
+  double lr = 0.5;
+  Schedule schedule = Schedule::constant;
+  int threads = 1;
+  uint64_t seed = 1;
+  bool progress = true;
+};
+
+class Trainer {
+ public:
+  // Collective (agrees on the number of steps per epoch).
+  Trainer(const Dataset& train, Loss loss, Weights& w, Strategy& strategy, CountedComm& comm, const TrainOptions& o);
+
+  EpochRecord run_epoch(int epoch);
+  uint64_t steps_per_epoch() const { return steps_per_epoch_; }
+
+ private:
+  const Dataset& train_;
+  Loss loss_;
+  Weights& w_;
+  Strategy& strategy_;
+  CountedComm& comm_;
+  TrainOptions options_;
+  uint64_t steps_per_epoch_ = 0;
+  uint64_t step_ = 0;
+  std::vector<uint64_t> order_;
+  BatchGradient gradient_;
+  SparseVector update_;
+};
+
+}  // namespace mpisgd

@@ -1,0 +1,39 @@
+// Dense allreduce: every rank scatters its sparse update into a dense vector of N floats
+// and MPI_Allreduce sums them. Cost per step (bandwidth-optimal allreduce, thesis
+// Table 3.1 "dense"): 2 log2(P) alpha + 2 (P-1)/P N beta, whatever the update's density.
+// This is the baseline the sparse strategies are measured against.
+#include <algorithm>
+
+#include "strategies/strategy.h"
+
+namespace mpisgd {
+namespace {
+
+class DenseAllreduce final : public Strategy {
+ public:
+  explicit DenseAllreduce(const StrategyContext& c) : comm_(c.comm), sum_(c.comm.size() > 1 ? c.dim : 0, 0.0f) {}
+
+  uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
+    if (comm_.size() == 1) {  // the allreduce of one rank is the identity
+      w.step_sparse(eta, local.index, local.value);
+      return local.nnz();
+    }
+    for (size_t j = 0; j < local.nnz(); ++j) sum_[local.index[j]] = local.value[j];
+    comm_.allreduce_sum(sum_.data(), sum_.size());
+    uint64_t nnz = w.step_dense(eta, sum_);
+    std::fill(sum_.begin(), sum_.end(), 0.0f);
+    return nnz;
+  }
+
+ private:
+  CountedComm& comm_;
+  std::vector<float> sum_;  // all zero between steps
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_dense_allreduce(const StrategyContext& context) {
+  return std::make_unique<DenseAllreduce>(context);
+}
+
+}  // namespace mpisgd
