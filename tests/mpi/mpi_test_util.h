@@ -1,0 +1,65 @@
+#pragma once
+// Helpers for tests that run on every rank of MPI_COMM_WORLD.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <mpi.h>
+
+namespace mpisgd::test {
+
+inline int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+inline int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+// A REQUIRE that fails on one rank only would leave the others waiting in the next
+// collective; asserting on the agreed value keeps every rank in step.
+inline bool on_all_ranks(bool ok) {
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+// A per-run scratch directory shared by all ranks (made by rank 0, name agreed), removed
+// by remove_scratch_dir() at the end of the run.
+inline std::string& scratch_dir_name() {
+  static std::string dir;
+  return dir;
+}
+
+inline std::string scratch_dir() {
+  std::string& dir = scratch_dir_name();
+  if (dir.empty()) dir = [] {
+    char name[256] = {};
+    if (world_rank() == 0) {
+      std::string d = std::filesystem::temp_directory_path() / ("mpisgd_test_XXXXXX");
+      std::snprintf(name, sizeof name, "%s", d.c_str());
+      if (!mkdtemp(name)) std::perror("mkdtemp");
+    }
+    MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return std::string(name);
+  }();
+  return dir;
+}
+
+inline void remove_scratch_dir() {
+  if (world_rank() == 0 && !scratch_dir_name().empty()) std::filesystem::remove_all(scratch_dir_name());
+}
+
+// Rank 0 writes `text` to a file in the scratch directory; every rank gets the path.
+inline std::string write_file(const std::string& name, const std::string& text) {
+  std::string path = scratch_dir() + "/" + name;
+  if (world_rank() == 0) std::ofstream(path, std::ios::binary) << text;
+  MPI_Barrier(MPI_COMM_WORLD);
+  return path;
+}
+
+}  // namespace mpisgd::test

@@ -1,0 +1,120 @@
+// Label agreement across ranks and the binary cache round trip and its damage checks.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "comm/job_error.h"
+#include "data/binary_cache.h"
+#include "data/labels.h"
+#include "data/load_dataset.h"
+#include "data/mpiio_text_reader.h"
+#include "mpi_test_util.h"
+
+using namespace mpisgd;
+using namespace mpisgd::test;
+
+namespace {
+
+std::string rows_text(int rows) {
+  std::string text;
+  for (int r = 0; r < rows; ++r)
+    text += (r % 2 ? "+1 " : "-1 ") + std::to_string(1 + r % 5) + ":" + std::to_string(r) + " 9:0.5\n";
+  return text;
+}
+
+LabelMap labels_of(const std::string& path) {
+  auto got = read_libsvm_text(path, MPI_COMM_WORLD, {});
+  return agree_on_labels(path, got.first_labels, MPI_COMM_WORLD);
+}
+
+// Rank 0 rewrites `bytes` bytes at `offset` of the file.
+void damage(const std::string& path, long offset, const std::string& bytes) {
+  if (world_rank() == 0) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(offset);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace
+
+TEST_CASE("labels: the larger of two labels is the positive class", "[labels]") {
+  std::string text;
+  for (int r = 0; r < 30; ++r) text += (r % 3 ? "0" : "1") + std::string(" 1:1\n");
+  LabelMap map = labels_of(write_file("01.svm", text));
+  REQUIRE(map.positive == 1.0f);
+  REQUIRE(map.negative == 0.0f);
+  map = labels_of(write_file("pm.svm", "-1 1:1\n+1 1:1\n-1 2:1\n"));
+  REQUIRE(map.positive == 1.0f);
+  REQUIRE(map.negative == -1.0f);
+}
+
+TEST_CASE("labels: a single class is accepted", "[labels]") {
+  LabelMap map = labels_of(write_file("one.svm", "-1 1:1\n-1 2:1\n-1 3:1\n"));
+  REQUIRE(map.negative == -1.0f);
+}
+
+TEST_CASE("labels: a third class names its first line, wherever it lies", "[labels][errors]") {
+  std::string text;
+  for (int r = 0; r < 60; ++r) text += (r % 2 ? "+1" : "-1") + std::string(" 1:1\n");
+  text += "+1 1:1\n2 1:1\n3 1:1\n";
+  std::string path = write_file("three.svm", text);
+  REQUIRE_THROWS_WITH(labels_of(path), Catch::Contains(path + ":62: third distinct label 2"));
+}
+
+TEST_CASE("binary cache: round trip equals the text read", "[cache]") {
+  std::string text = rows_text(37);
+  std::string path = write_file("cache.svm", text);
+  std::string bin = scratch_dir() + "/cache.bin";
+  auto parsed = read_libsvm_text(path, MPI_COMM_WORLD, {});
+  write_binary_cache(parsed.data, bin, MPI_COMM_WORLD);
+  REQUIRE(is_binary_cache(bin, MPI_COMM_WORLD));
+  REQUIRE_FALSE(is_binary_cache(path, MPI_COMM_WORLD));
+  REQUIRE_FALSE(std::filesystem::exists(bin + ".tmp"));
+
+  Dataset cached = read_binary_cache(bin, MPI_COMM_WORLD);
+  // Both partitions are contiguous in file order; compare through the global row number.
+  Dataset serial;
+  LibsvmParser parser({});
+  parser.parse(text.data(), text.data() + text.size(), text.data() + text.size(), true, serial);
+  bool ok = cached.global_rows == 37 && cached.dim == parsed.data.dim;
+  for (uint64_t r = 0; ok && r < cached.rows(); ++r) {
+    uint64_t g = cached.first_row + r;
+    auto a = cached.row_index(r), b = serial.row_index(g);
+    auto va = cached.row_value(r), vb = serial.row_value(g);
+    ok = cached.label[r] == serial.label[g] && std::equal(a.begin(), a.end(), b.begin(), b.end()) &&
+         std::equal(va.begin(), va.end(), vb.begin(), vb.end());
+  }
+  REQUIRE(on_all_ranks(ok));
+  uint64_t rows = cached.rows(), total = 0;
+  MPI_Allreduce(&rows, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  REQUIRE(total == 37);
+
+  // load_dataset tells the formats apart by content, and --dim widens a cache's N.
+  LoadOptions wide;
+  wide.dim = 100;
+  REQUIRE(load_dataset(bin, MPI_COMM_WORLD, wide).data.dim == 100);
+  wide.dim = 3;
+  REQUIRE_THROWS_WITH(load_dataset(bin, MPI_COMM_WORLD, wide), Catch::Contains("above --dim 3"));
+}
+
+TEST_CASE("binary cache: damage is detected on every rank", "[cache][errors]") {
+  std::string path = write_file("dmg.svm", rows_text(25));
+  auto parsed = read_libsvm_text(path, MPI_COMM_WORLD, {});
+  std::string bin = scratch_dir() + "/dmg.bin";
+
+  write_binary_cache(parsed.data, bin, MPI_COMM_WORLD);
+  auto size = static_cast<long>(std::filesystem::file_size(bin));
+  damage(bin, size - 2, "\x7f");  // inside the last value
+  REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD), Catch::Contains("checksum mismatch"));
+
+  write_binary_cache(parsed.data, bin, MPI_COMM_WORLD);
+  if (world_rank() == 0) std::filesystem::resize_file(bin, static_cast<uintmax_t>(size - 4));
+  MPI_Barrier(MPI_COMM_WORLD);
+  REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD), Catch::Contains("truncated or damaged"));
+
+  write_binary_cache(parsed.data, bin, MPI_COMM_WORLD);
+  damage(bin, 8, std::string("\x02\x00\x00\x00", 4));  // version field
+  REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD), Catch::Contains("damaged cache header"));
+}

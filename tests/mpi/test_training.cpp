@@ -1,0 +1,147 @@
+// End-to-end training on every rank: reproducibility, learning, and ranks without rows.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "comm/job_error.h"
+#include "data/load_dataset.h"
+#include "model/model_file.h"
+#include "mpi_test_util.h"
+#include "sgd/evaluate.h"
+#include "sgd/train_job.h"
+
+using namespace mpisgd;
+using namespace mpisgd::test;
+
+namespace {
+
+// Rows with ~8 of 60 binary features; labels from a hidden linear model (regression:
+// its value), so a linear model can fit them.
+std::string linear_file(int rows, unsigned seed, bool regression) {
+  std::mt19937 rng(seed);
+  std::vector<double> hidden(61);
+  for (int i = 1; i <= 60; ++i) hidden[static_cast<size_t>(i)] = (i % 3 == 0 ? 1.0 : -0.7) * (1 + i % 5) / 5.0;
+  std::string text;
+  for (int r = 0; r < rows; ++r) {
+    std::string features;
+    double margin = 0;
+    for (int i = 1; i <= 60; ++i) {
+      if (rng() % 8) continue;
+      features += " " + std::to_string(i) + ":1";
+      margin += hidden[static_cast<size_t>(i)];
+    }
+    std::ostringstream label;
+    if (regression) label << margin;
+    else label << (margin > 0 ? "+1" : "-1");
+    text += label.str() + features + "\n";
+  }
+  return text;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Same file on every rank? Rank 0 compares and tells everyone.
+bool same_files(const std::string& a, const std::string& b) {
+  int same = world_rank() == 0 ? slurp(a) == slurp(b) : 0;
+  MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return same != 0;
+}
+
+TrainConfig config(const std::string& data, const std::string& model_out) {
+  TrainConfig c;
+  c.data = data;
+  c.save_model = model_out;
+  c.sgd.epochs = 4;
+  c.sgd.batch = 16;
+  c.sgd.lr = 1.0;
+  c.sgd.progress = false;
+  return c;
+}
+
+double accuracy(const std::string& model_path, const std::string& data) {
+  LinearModel m = load_model(model_path);
+  Dataset d = load_dataset(data, MPI_COMM_WORLD, {}).data;
+  return evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v) { return m.decision(i, v); })
+      .result.metric;
+}
+
+}  // namespace
+
+TEST_CASE("same seed, P and T give a bit-identical model; another seed does not", "[train]") {
+  std::string data = write_file("lin.svm", linear_file(500, 1, false));
+  std::string dir = scratch_dir();
+  TrainConfig c = config(data, dir + "/a.model");
+  c.sgd.threads = 2;
+  run_train(c, MPI_COMM_WORLD);
+  c.save_model = dir + "/b.model";
+  run_train(c, MPI_COMM_WORLD);
+  REQUIRE(same_files(dir + "/a.model", dir + "/b.model"));
+  // The batch gradient sums each index in batch order whatever T is.
+  c.sgd.threads = 1;
+  c.save_model = dir + "/t1.model";
+  run_train(c, MPI_COMM_WORLD);
+  REQUIRE(same_files(dir + "/a.model", dir + "/t1.model"));
+  c.sgd.seed = 2;
+  c.save_model = dir + "/c.model";
+  run_train(c, MPI_COMM_WORLD);
+  REQUIRE_FALSE(same_files(dir + "/a.model", dir + "/c.model"));
+}
+
+TEST_CASE("logreg, svm and linreg learn a linear target", "[train]") {
+  std::string train = write_file("cls_train.svm", linear_file(800, 3, false));
+  std::string test = write_file("cls_test.svm", linear_file(300, 4, false));
+  std::string model = scratch_dir() + "/cls.model";
+  for (std::string name : {"logreg", "svm"}) {
+    for (std::string schedule : {"constant", "invscaling", "adagrad"}) {
+      TrainConfig c = config(train, model);
+      c.model = name;
+      c.lr_schedule = schedule;
+      c.l2 = 1e-4;
+      c.sgd.epochs = 20;
+      c.sgd.batch = 4;
+      c.test = test;
+      run_train(c, MPI_COMM_WORLD);
+      CAPTURE(name, schedule);
+      REQUIRE(accuracy(model, test) > 0.9);
+    }
+  }
+  std::string rtrain = write_file("reg_train.svm", linear_file(800, 5, true));
+  TrainConfig c = config(rtrain, model);
+  c.model = "linreg";
+  c.sgd.lr = 0.5;
+  c.sgd.epochs = 30;
+  run_train(c, MPI_COMM_WORLD);
+  LinearModel m = load_model(model);
+  Dataset d = load_dataset(rtrain, MPI_COMM_WORLD, {}).data;
+  double rmse = evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v) { return m.decision(i, v); })
+                    .result.metric;
+  REQUIRE(rmse < 0.2);  // the targets have a standard deviation of about 1.3
+}
+
+TEST_CASE("ranks without rows still take part", "[train]") {
+  std::string data = write_file("two.svm", "+1 1:1 3:1\n-1 2:1\n");
+  TrainConfig c = config(data, scratch_dir() + "/two.model");
+  c.sgd.batch = 1;
+  REQUIRE_NOTHROW(run_train(c, MPI_COMM_WORLD));
+}
+
+TEST_CASE("bad settings end the job on every rank and leave no files", "[train][errors]") {
+  std::string data = write_file("set.svm", linear_file(50, 9, false));
+  std::string dir = scratch_dir();
+  TrainConfig c = config(data, dir + "/never.model");
+  c.profile = dir + "/profile.txt";
+  REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("name it .csv or .jsonl"));
+  c.profile.clear();
+  c.strategy = "carrier-pigeon";
+  REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("unknown strategy 'carrier-pigeon'"));
+  c.strategy = "allreduce";
+  c.l2 = 2;
+  REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--l2"));
+  bool clean = !std::filesystem::exists(dir + "/never.model") && !std::filesystem::exists(dir + "/profile.txt.tmp");
+  REQUIRE(on_all_ranks(clean));
+}

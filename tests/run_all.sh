@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every test: unit tests, MPI tests under mpirun at several rank counts (powers of two
+# and not), and the end-to-end scripts. Prints each suite's result and a closing
+# "N passed, N failed" line over the suites; exits non-zero if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+MPI_RANKS=${MPI_RANKS:-"1 2 3 4 5"}
+TIMEOUT=${TEST_TIMEOUT:-600}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+passed=0
+failed=0
+
+run() {
+  local name=$1; shift
+  local log="$logs/$(echo "$name" | tr -c 'a-zA-Z0-9' _).log"
+  local start=$SECONDS
+  if timeout "$TIMEOUT" "$@" >"$log" 2>&1; then
+    passed=$((passed + 1))
+    printf '  pass  %-40s %4ds  %s\n' "$name" $((SECONDS - start)) "$(grep -aE 'All tests passed|test cases:' "$log" | tail -1 | sed 's/\x1b\[[0-9;]*m//g')"
+  else
+    failed=$((failed + 1))
+    printf '  FAIL  %-40s %4ds\n' "$name" $((SECONDS - start))
+    tail -n 60 "$log" | sed 's/^/        /'
+  fi
+}
+
+echo "== unit tests"
+run "unit" build/unit_tests
+echo "== MPI tests (ranks: $MPI_RANKS)"
+for np in $MPI_RANKS; do
+  run "mpi -np $np" scripts/mpirun_local.sh -np "$np" build/mpi_tests
+done
+echo "== end-to-end"
+for t in tests/e2e/*.sh; do
+  [[ -e "$t" ]] || continue
+  run "e2e $(basename "$t" .sh)" bash "$t"
+done
+
+echo "tests: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,260 @@
+// BatchGradient::compute against a naive reference, its independence of the thread
+// count, and the reset of its internal accumulator between calls.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "data/dataset.h"
+#include "model/loss.h"
+#include "model/weights.h"
+#include "sgd/batch_gradient.h"
+#include "sparse/sparse_vector.h"
+
+using namespace mpisgd;
+
+namespace {
+
+std::vector<uint32_t> random_subset(std::mt19937_64& rng, uint32_t dim, uint32_t k) {
+  std::vector<uint32_t> all(dim);
+  for (uint32_t i = 0; i < dim; ++i) all[i] = i;
+  std::shuffle(all.begin(), all.end(), rng);
+  std::vector<uint32_t> s(all.begin(), all.begin() + std::min(k, dim));
+  std::sort(s.begin(), s.end());
+  return s;
+}
+
+float nonzero_uniform(std::mt19937_64& rng, float lo, float hi) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  float x = u(rng);
+  return x == 0 ? 0.5f : x;
+}
+
+// Random CSR rows: some empty, one holding every index, the rest up to max_nnz entries,
+// and some rows forced to touch the 64-index word boundaries and the last index.
+Dataset random_dataset(std::mt19937_64& rng, uint64_t rows, uint32_t dim, uint32_t max_nnz, bool regression) {
+  Dataset d;
+  d.dim = dim;
+  for (uint64_t r = 0; r < rows; ++r) {
+    std::vector<uint32_t> idx;
+    if (r == 3) {
+      for (uint32_t i = 0; i < dim; ++i) idx.push_back(i);
+    } else if (r % 11 != 5) {
+      idx = random_subset(rng, dim, static_cast<uint32_t>(rng() % (max_nnz + 1)));
+      if (r % 4 == 0) {
+        for (uint32_t b : {0u, 63u, 64u, 127u, 128u, dim - 1})
+          if (b < dim) idx.push_back(b);
+        std::sort(idx.begin(), idx.end());
+        idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+      }
+    }
+    for (uint32_t i : idx) {
+      d.index.push_back(i);
+      d.value.push_back(nonzero_uniform(rng, -1, 1));
+    }
+    d.row_ptr.push_back(d.index.size());
+    d.label.push_back(regression ? nonzero_uniform(rng, -3, 3) : (rng() % 2 ? 1.0f : -1.0f));
+  }
+  d.global_rows = rows;
+  return d;
+}
+
+Weights random_weights(std::mt19937_64& rng, uint32_t dim) {
+  Weights w(dim, 1e-3, false);
+  for (int s = 0; s < 3; ++s) {
+    auto idx = random_subset(rng, dim, std::max(1u, dim / 3));
+    std::vector<float> g;
+    for (size_t j = 0; j < idx.size(); ++j) g.push_back(nonzero_uniform(rng, -0.4f, 0.4f));
+    w.step_sparse(0.5, idx, g);
+  }
+  return w;
+}
+
+std::vector<uint64_t> random_batch(std::mt19937_64& rng, uint64_t rows, size_t size) {
+  std::vector<uint64_t> b(size);
+  for (auto& r : b) r = rng() % rows;  // unsorted, repeats allowed
+  return b;
+}
+
+struct Reference {
+  std::map<uint32_t, double> sum, abs_sum;
+  double loss = 0;
+};
+
+Reference naive(const Dataset& d, std::span<const uint64_t> batch, const Weights& w, const Loss& loss,
+                float scale) {
+  Reference ref;
+  for (uint64_t row : batch) {
+    auto idx = d.row_index(row);
+    auto val = d.row_value(row);
+    double p = 0;
+    for (size_t j = 0; j < idx.size(); ++j) p += w.weight(idx[j]) * static_cast<double>(val[j]);
+    const double y = d.label[row];
+    ref.loss += loss.value(p, y);
+    const double f1 = loss.derivative(p, y);
+    if (f1 == 0) continue;
+    const double c = scale * f1;
+    for (size_t j = 0; j < idx.size(); ++j) {
+      ref.sum[idx[j]] += c * val[j];
+      ref.abs_sum[idx[j]] += std::abs(c * val[j]);
+    }
+  }
+  return ref;
+}
+
+void check_against_reference(const SparseVector& out, const BatchLoss& bl, const Reference& ref, size_t batch) {
+  CHECK(bl.rows == batch);
+  CHECK(bl.loss_sum == Approx(ref.loss).epsilon(1e-12).margin(1e-12));
+  REQUIRE(out.index.size() == out.value.size());
+  for (size_t j = 1; j < out.index.size(); ++j) REQUIRE(out.index[j - 1] < out.index[j]);
+  REQUIRE(out.index.size() == ref.sum.size());
+  size_t j = 0, bad = 0;
+  for (const auto& [i, s] : ref.sum) {
+    REQUIRE(out.index[j] == i);
+    const double tol = 1e-6 * ref.abs_sum.at(i) + 1e-12;
+    if (std::abs(out.value[j] - s) > tol && ++bad <= 5) {
+      INFO("index " << i << ": got " << out.value[j] << ", reference " << s);
+      CHECK(std::abs(out.value[j] - s) <= tol);
+    }
+    ++j;
+  }
+  CHECK(bad == 0);
+}
+
+bool bit_identical(const SparseVector& a, const SparseVector& b) {
+  if (a.index != b.index || a.value.size() != b.value.size()) return false;
+  for (size_t j = 0; j < a.value.size(); ++j)
+    if (std::bit_cast<uint32_t>(a.value[j]) != std::bit_cast<uint32_t>(b.value[j])) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("batch gradient: equals the naive sum and does not depend on the thread count", "[batch_gradient]") {
+  struct Config {
+    uint32_t dim;
+    uint64_t rows;
+    uint32_t max_nnz;
+    size_t batch;
+  };
+  const std::vector<Config> configs = {
+      {1000, 200, 40, 64},  // dim not a multiple of 64
+      {70, 60, 12, 25},     // dim < 64 T: most threads own an empty range
+      {130, 80, 20, 33},
+      {64, 40, 10, 17},
+      {1, 10, 1, 7},
+  };
+  std::mt19937_64 rng(2024);
+  size_t hinge_beyond = 0, hinge_inside = 0;
+  for (const auto& cfg : configs) {
+    for (LossKind kind : {LossKind::logistic, LossKind::hinge, LossKind::squared}) {
+      const Loss loss{kind};
+      INFO("dim " << cfg.dim << " loss " << model_name(kind));
+      Dataset d = random_dataset(rng, cfg.rows, cfg.dim, cfg.max_nnz, kind == LossKind::squared);
+      Weights w = random_weights(rng, cfg.dim);
+      std::vector<uint64_t> batch = random_batch(rng, cfg.rows, cfg.batch);
+      batch[0] = 3;  // the row with every index
+      const float scale = 1.0f / static_cast<float>(cfg.batch);
+      const Reference ref = naive(d, batch, w, loss, scale);
+
+      SparseVector first;
+      BatchLoss first_loss;
+      for (int threads : {1, 2, 3, 4, 8}) {
+        INFO("threads " << threads);
+        BatchGradient bg(cfg.dim, threads);
+        SparseVector out;
+        BatchLoss bl = bg.compute(d, batch, w, loss, scale, out);
+        check_against_reference(out, bl, ref, batch.size());
+        if (threads == 1) {
+          first = out;
+          first_loss = bl;
+        } else {
+          CHECK(bit_identical(out, first));
+          CHECK(bl.loss_sum == Approx(first_loss.loss_sum).epsilon(1e-12));
+        }
+      }
+      if (kind == LossKind::hinge) {
+        for (uint64_t r : batch) {
+          const double p = w.dot(d.row_index(r), d.row_value(r));
+          (d.label[r] * p >= 1 ? hinge_beyond : hinge_inside)++;
+        }
+      }
+    }
+  }
+  // Both hinge cases were exercised: rows beyond the margin (which add nothing) and inside.
+  CHECK(hinge_beyond > 0);
+  CHECK(hinge_inside > 0);
+}
+
+TEST_CASE("batch gradient: an empty batch gives an empty update", "[batch_gradient]") {
+  std::mt19937_64 rng(1);
+  Dataset d = random_dataset(rng, 20, 100, 10, false);
+  Weights w = random_weights(rng, 100);
+  for (int threads : {1, 3}) {
+    BatchGradient bg(100, threads);
+    SparseVector out;
+    out.index = {1, 2, 3};
+    out.value = {1, 2, 3};
+    BatchLoss bl = bg.compute(d, std::vector<uint64_t>{}, w, Loss{LossKind::logistic}, 1.0f, out);
+    CHECK(out.nnz() == 0);
+    CHECK(out.value.empty());
+    CHECK(bl.rows == 0);
+    CHECK(bl.loss_sum == 0.0);
+  }
+}
+
+TEST_CASE("batch gradient: the accumulator is reset between calls", "[batch_gradient]") {
+  std::mt19937_64 rng(77);
+  const uint32_t dim = 500;
+  Dataset d = random_dataset(rng, 100, dim, 30, false);
+  Weights w = random_weights(rng, dim);
+  const Loss loss{LossKind::logistic};
+  auto b1 = random_batch(rng, 100, 32);
+  auto b2 = random_batch(rng, 100, 32);
+
+  for (int threads : {1, 3}) {
+    INFO("threads " << threads);
+    BatchGradient bg(dim, threads);
+    SparseVector a, again, other;
+    // Stale contents in the output must be overwritten.
+    again.index.assign(5000, 7);
+    again.value.assign(5000, 7.0f);
+    BatchLoss la = bg.compute(d, b1, w, loss, 0.5f, a);
+    BatchLoss la2 = bg.compute(d, b1, w, loss, 0.5f, again);
+    CHECK(bit_identical(a, again));
+    CHECK(la.loss_sum == la2.loss_sum);
+
+    bg.compute(d, b2, w, loss, 0.5f, other);
+    BatchGradient fresh(dim, threads);
+    SparseVector expect;
+    fresh.compute(d, b2, w, loss, 0.5f, expect);
+    CHECK(bit_identical(other, expect));
+    check_against_reference(other, bg.compute(d, b2, w, loss, 0.5f, other), naive(d, b2, w, loss, 0.5f), b2.size());
+  }
+}
+
+TEST_CASE("batch gradient: a hand-computed squared-loss batch", "[batch_gradient]") {
+  // Two rows, w = 0, squared loss: f'(0, y) = -y, so u = scale * sum -y_r x_r.
+  Dataset d;
+  d.dim = 70;
+  d.index = {0, 65, 69, 65};
+  d.value = {1.0f, 2.0f, 3.0f, 4.0f};
+  d.row_ptr = {0, 3, 4};
+  d.label = {2.0f, -1.0f};
+  Weights w(70, 0.0, false);
+  for (int threads : {1, 2, 4}) {
+    BatchGradient bg(70, threads);
+    SparseVector out;
+    std::vector<uint64_t> batch{0, 1};
+    BatchLoss bl = bg.compute(d, batch, w, Loss{LossKind::squared}, 0.5f, out);
+    CHECK(out.index == std::vector<uint32_t>{0, 65, 69});
+    CHECK(out.value == std::vector<float>{-1.0f, -2.0f + 2.0f, -3.0f});
+    CHECK(bl.loss_sum == Approx(0.5 * 4 + 0.5 * 1));
+    CHECK(bl.rows == 2);
+  }
+}

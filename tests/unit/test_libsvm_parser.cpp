@@ -1,0 +1,324 @@
+// LibsvmParser::parse on in-memory text: accepted forms, the CSR it builds, where it
+// stops, and the line and cause of every kind of bad input.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "data/libsvm_parser.h"
+
+using namespace mpisgd;
+
+namespace {
+
+struct Parsed {
+  Dataset data;
+  uint64_t lines = 0;
+  uint32_t max_index = 0;
+  std::vector<LabelSeen> first_labels;
+  size_t consumed = 0;  // bytes before the returned pointer
+};
+
+Parsed parse_text(const std::string& text, ParseOptions options = {}, bool at_eof = true) {
+  LibsvmParser parser(options);
+  Parsed r;
+  const char* b = text.data();
+  const char* e = b + text.size();
+  const char* stop = parser.parse(b, e, e, at_eof, r.data);
+  r.consumed = static_cast<size_t>(stop - b);
+  r.lines = parser.lines();
+  r.max_index = parser.max_index();
+  r.first_labels = parser.first_labels();
+  return r;
+}
+
+// The ParseError the text raises (the test fails if it raises none).
+ParseError parse_error(const std::string& text, ParseOptions options = {}) {
+  LibsvmParser parser(options);
+  Dataset d;
+  try {
+    parser.parse(text.data(), text.data() + text.size(), text.data() + text.size(), true, d);
+  } catch (const ParseError& e) {
+    return e;
+  }
+  FAIL("no ParseError for: " << text);
+  return {};
+}
+
+// CSR invariants that must hold for any successful parse.
+void check_csr_shape(const Dataset& d) {
+  REQUIRE(d.row_ptr.size() == d.label.size() + 1);
+  REQUIRE(d.row_ptr.front() == 0);
+  REQUIRE(d.row_ptr.back() == d.index.size());
+  REQUIRE(d.index.size() == d.value.size());
+  for (size_t r = 0; r + 1 < d.row_ptr.size(); ++r) REQUIRE(d.row_ptr[r] <= d.row_ptr[r + 1]);
+}
+
+}  // namespace
+
+TEST_CASE("parser: basic rows give the expected CSR with 0-based indices", "[parser]") {
+  auto r = parse_text("+1 1:0.5 3:2\n-1 2:-0.5 10:1e-3\n1 4:+2\n0 1:1\n");
+  check_csr_shape(r.data);
+  CHECK(r.data.label == std::vector<float>{1, -1, 1, 0});
+  CHECK(r.data.row_ptr == std::vector<uint64_t>{0, 2, 4, 5, 6});
+  CHECK(r.data.index == std::vector<uint32_t>{0, 2, 1, 9, 3, 0});
+  CHECK(r.data.value == std::vector<float>{0.5f, 2.0f, -0.5f, 1e-3f, 2.0f, 1.0f});
+  CHECK(r.lines == 4);
+  CHECK(r.max_index == 9);
+  CHECK(r.consumed == std::string("+1 1:0.5 3:2\n-1 2:-0.5 10:1e-3\n1 4:+2\n0 1:1\n").size());
+}
+
+TEST_CASE("parser: real-valued labels", "[parser]") {
+  auto r = parse_text("2.5e-1 1:1\n-3.75 2:1\n+0.5 3:1\n1e3 4:1\n-0 5:1\n");
+  check_csr_shape(r.data);
+  REQUIRE(r.data.rows() == 5);
+  CHECK(r.data.label[0] == 0.25f);
+  CHECK(r.data.label[1] == -3.75f);
+  CHECK(r.data.label[2] == 0.5f);
+  CHECK(r.data.label[3] == 1000.0f);
+  CHECK(r.data.label[4] == 0.0f);
+}
+
+TEST_CASE("parser: qid, comments, blank and whitespace-only lines are handled", "[parser]") {
+  const std::string text =
+      "# a whole-line comment\n"
+      "1 qid:3 2:1 4:2 # trailing comment 9:9\n"
+      "\n"
+      "   \t  \n"
+      "  # indented comment\n"
+      "-1 qid:17 5:3#no space before the comment\n"
+      "\n";
+  auto r = parse_text(text);
+  check_csr_shape(r.data);
+  CHECK(r.data.label == std::vector<float>{1, -1});
+  CHECK(r.data.index == std::vector<uint32_t>{1, 3, 4});
+  CHECK(r.data.value == std::vector<float>{1, 2, 3});
+  CHECK(r.lines == 7);  // every line counts, skipped ones included
+  CHECK(r.max_index == 4);
+  CHECK(r.consumed == text.size());
+}
+
+TEST_CASE("parser: CRLF, tabs and runs of spaces", "[parser]") {
+  auto r = parse_text("1\t1:1\t\t3:2  \r\n  -1   2:0.25\t \r\n\r\n+1 7:-1\r\n");
+  check_csr_shape(r.data);
+  CHECK(r.data.label == std::vector<float>{1, -1, 1});
+  CHECK(r.data.row_ptr == std::vector<uint64_t>{0, 2, 3, 4});
+  CHECK(r.data.index == std::vector<uint32_t>{0, 2, 1, 6});
+  CHECK(r.data.value == std::vector<float>{1, 2, 0.25f, -1});
+  CHECK(r.lines == 4);
+}
+
+TEST_CASE("parser: rows without features", "[parser]") {
+  auto r = parse_text("1\n-1 # only a comment\n1 qid:2\n-1 3:1\n  +1   \n");
+  check_csr_shape(r.data);
+  CHECK(r.data.label == std::vector<float>{1, -1, 1, -1, 1});
+  CHECK(r.data.row_ptr == std::vector<uint64_t>{0, 0, 0, 0, 1, 1});
+  CHECK(r.data.index == std::vector<uint32_t>{2});
+}
+
+TEST_CASE("parser: last line without newline", "[parser]") {
+  const std::string text = "1 1:1\n-1 2:2\n1 3:3";
+  SECTION("at_eof parses it") {
+    auto r = parse_text(text, {}, true);
+    CHECK(r.data.rows() == 3);
+    CHECK(r.data.index == std::vector<uint32_t>{0, 1, 2});
+    CHECK(r.lines == 3);
+    CHECK(r.consumed == text.size());
+  }
+  SECTION("without at_eof it stops before the incomplete line, and a later call resumes") {
+    LibsvmParser parser({});
+    Dataset d;
+    const char* b = text.data();
+    const char* e = b + text.size();
+    const char* stop = parser.parse(b, e, e, false, d);
+    CHECK(stop == b + std::string("1 1:1\n-1 2:2\n").size());
+    CHECK(d.rows() == 2);
+    CHECK(parser.lines() == 2);
+    CHECK(d.index == std::vector<uint32_t>{0, 1});
+    stop = parser.parse(stop, e, e, true, d);
+    CHECK(stop == e);
+    CHECK(d.rows() == 3);
+    CHECK(parser.lines() == 3);
+    CHECK(d.index == std::vector<uint32_t>{0, 1, 2});
+    check_csr_shape(d);
+  }
+  SECTION("a lone partial line without at_eof is not consumed") {
+    auto r = parse_text("1 1:1", {}, false);
+    CHECK(r.consumed == 0);
+    CHECK(r.data.rows() == 0);
+    CHECK(r.lines == 0);
+  }
+  SECTION("a partial comment line with at_eof is consumed and counted") {
+    auto r = parse_text("1 1:1\n# end", {}, true);
+    CHECK(r.consumed == std::string("1 1:1\n# end").size());
+    CHECK(r.data.rows() == 1);
+    CHECK(r.lines == 2);
+  }
+}
+
+TEST_CASE("parser: owned_end leaves lines starting at or after it unparsed", "[parser]") {
+  const std::string text = "1 1:1\n-1 2:2\n1 3:3\n-1 4:4\n";
+  const char* b = text.data();
+  const char* e = b + text.size();
+  const char* line2 = b + 6;   // "-1 2:2\n"
+  const char* line3 = b + 13;  // "1 3:3\n"
+  REQUIRE(std::string(line2, 6) == "-1 2:2");
+  REQUIRE(std::string(line3, 5) == "1 3:3");
+
+  SECTION("owned_end exactly at a line start") {
+    LibsvmParser parser({});
+    Dataset d;
+    CHECK(parser.parse(b, e, line2, true, d) == line2);
+    CHECK(d.rows() == 1);
+    CHECK(parser.lines() == 1);
+  }
+  SECTION("owned_end inside a line: that line is still ours") {
+    LibsvmParser parser({});
+    Dataset d;
+    CHECK(parser.parse(b, e, line2 + 1, true, d) == line3);
+    CHECK(d.rows() == 2);
+    CHECK(d.label == std::vector<float>{1, -1});
+    CHECK(d.index == std::vector<uint32_t>{0, 1});
+  }
+  SECTION("owned_end at begin: nothing") {
+    LibsvmParser parser({});
+    Dataset d;
+    CHECK(parser.parse(b, e, b, true, d) == b);
+    CHECK(d.rows() == 0);
+    CHECK(parser.lines() == 0);
+  }
+  SECTION("owned_end past the last line start: everything") {
+    LibsvmParser parser({});
+    Dataset d;
+    CHECK(parser.parse(b, e, e - 1, true, d) == e);
+    CHECK(d.rows() == 4);
+  }
+}
+
+TEST_CASE("parser: zero_based accepts index 0 and stores indices unshifted", "[parser]") {
+  ParseOptions zb;
+  zb.zero_based = true;
+  auto r = parse_text("1 0:1 5:2\n-1 3:1\n", zb);
+  check_csr_shape(r.data);
+  CHECK(r.data.index == std::vector<uint32_t>{0, 5, 3});
+  CHECK(r.max_index == 5);
+}
+
+TEST_CASE("parser: first_labels keeps the first three distinct labels with their lines", "[parser]") {
+  auto r = parse_text("1 1:1\n\n-1 1:1\n1 2:1\n# c\n-1 3:1\n0 1:1\n2 1:1\n0 1:1\n");
+  REQUIRE(r.first_labels.size() == 3);
+  CHECK(r.first_labels[0].label == 1.0f);
+  CHECK(r.first_labels[0].line == 1);
+  CHECK(r.first_labels[1].label == -1.0f);
+  CHECK(r.first_labels[1].line == 3);
+  CHECK(r.first_labels[2].label == 0.0f);
+  CHECK(r.first_labels[2].line == 7);
+
+  auto one = parse_text("-1 1:1\n-1 2:1\n");
+  REQUIRE(one.first_labels.size() == 1);
+  CHECK(one.first_labels[0].label == -1.0f);
+  CHECK(one.first_labels[0].line == 1);
+}
+
+TEST_CASE("parser: dim_limit and the largest 32-bit index are accepted at the boundary", "[parser]") {
+  ParseOptions lim;
+  lim.dim_limit = 10;
+  auto r = parse_text("1 10:1\n", lim);
+  CHECK(r.data.index == std::vector<uint32_t>{9});
+  CHECK(r.max_index == 9);
+
+  ParseOptions zlim;
+  zlim.zero_based = true;
+  zlim.dim_limit = 10;
+  CHECK(parse_text("1 9:1\n", zlim).data.index == std::vector<uint32_t>{9});
+  CHECK(parse_error("1 10:1\n", zlim).cause.find("--dim") != std::string::npos);
+
+  // 1-based 4294967295 is stored as 4294967294, so dim = max + 1 still fits 32 bits.
+  auto big = parse_text("1 4294967295:1\n");
+  CHECK(big.data.index == std::vector<uint32_t>{4294967294u});
+  CHECK(big.max_index == 4294967294u);
+}
+
+namespace {
+struct BadCase {
+  const char* line;
+  const char* cause;  // a substring the cause must contain
+  bool zero_based = false;
+  uint64_t dim_limit = 0;
+};
+}  // namespace
+
+TEST_CASE("parser: bad input names its line and cause", "[parser]") {
+  const std::vector<BadCase> cases = {
+      {"abc 1:1", "not a number"},
+      {"1x 1:1", "not a number"},
+      {"1 3:abc", "not a number"},
+      {"1 3:", "not a number"},
+      {"1 3 4:1", "missing ':'"},
+      {"1 :4", "expected index:value"},
+      {"1 a:1", "expected index:value"},
+      {"1 0:1", "index 0"},
+      {"1 -2:1", "negative index"},
+      {"1 3:1 3:2", "not strictly ascending"},
+      {"1 5:1 3:2", "not strictly ascending"},
+      {"1 3:nan", "NaN, Inf"},
+      {"1 3:inf", "NaN, Inf"},
+      {"1 3:-inf", "NaN, Inf"},
+      {"nan 3:1", "NaN, Inf"},
+      {"inf 3:1", "NaN, Inf"},
+      {"1 3:1e50", "out of range"},
+      {"1e50 3:1", "out of range"},
+      {"1 11:1", "above --dim", false, 10},
+      {"1 4294967296:1", "32 bits"},
+      {"1 0:1 4294967295:1", "32 bits", true},
+      {"1 99999999999999999999999:1", "too large"},
+      {"1 3:1x", "not a number"},
+      {"1 3:1:2", "not a number"},
+      {"1 3:0x10", "not a number"},
+  };
+  for (const auto& c : cases) {
+    ParseOptions o;
+    o.zero_based = c.zero_based;
+    o.dim_limit = c.dim_limit;
+    // Two good lines, a blank one, then the bad line: line 4.
+    const std::string text = std::string("+1 1:1\n-1 2:2\n\n") + c.line + "\n1 1:1\n";
+    INFO("input line: " << c.line);
+    ParseError e = parse_error(text, o);
+    CHECK(e.line == 4);
+    INFO("cause: " << e.cause);
+    CHECK(e.cause.find(c.cause) != std::string::npos);
+  }
+}
+
+TEST_CASE("parser: error line numbers count across calls and on the first and last lines", "[parser]") {
+  CHECK(parse_error("1 0:1\n").line == 1);
+  CHECK(parse_error("1 1:1\n-1 2:1\n1 2:x").line == 3);  // last line, no newline
+
+  LibsvmParser parser({});
+  Dataset d;
+  const std::string a = "1 1:1\n1 2:1\n";
+  const std::string b = "# c\n1 2:bad\n";
+  parser.parse(a.data(), a.data() + a.size(), a.data() + a.size(), false, d);
+  try {
+    parser.parse(b.data(), b.data() + b.size(), b.data() + b.size(), true, d);
+    FAIL("no ParseError");
+  } catch (const ParseError& e) {
+    CHECK(e.line == 4);
+    CHECK(e.cause.find("'bad'") != std::string::npos);
+  }
+}
+
+// The grammar says label := real, but a '+' is skipped before from_chars, which then
+// accepts a sign of its own: "+-1" parses as -1 (and "3:+-2" as -2) instead of failing.
+TEST_CASE("parser: a doubled sign is rejected", "[parser][!shouldfail]") {
+  LibsvmParser parser({});
+  Dataset d;
+  const std::string text = "+-1 1:1\n";
+  CHECK_THROWS_AS(parser.parse(text.data(), text.data() + text.size(), text.data() + text.size(), true, d),
+                  ParseError);
+  const std::string value = "1 3:+-2\n";
+  CHECK_THROWS_AS(parser.parse(value.data(), value.data() + value.size(), value.data() + value.size(), true, d),
+                  ParseError);
+}

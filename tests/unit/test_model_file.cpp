@@ -1,0 +1,301 @@
+// save_model/load_model: LIBLINEAR's text format, exact round trips, and the errors of
+// load_model on malformed files.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "comm/job_error.h"
+#include "model/model_file.h"
+
+using namespace mpisgd;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory under the system temp dir, removed with everything in it.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = fs::temp_directory_path() /
+           ("mpisgd_unit_model_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::bit_cast<uint64_t>(a[i]) != std::bit_cast<uint64_t>(b[i])) return false;
+  return true;
+}
+
+std::vector<double> awkward_weights() {
+  return {1.0 / 3.0,
+          -2.0 / 7.0,
+          0.0,
+          -0.0,
+          1e-300,
+          -1.2345678901234567e300,
+          0.1,
+          std::nextafter(1.0, 2.0),
+          -std::numeric_limits<double>::min(),
+          123456789.0,
+          std::ldexp(1.0, -60)};
+}
+
+// The InputError that loading `path` raises (the test fails if there is none).
+InputError load_error(const std::string& path) {
+  try {
+    load_model(path);
+  } catch (const InputError& e) {
+    return e;
+  }
+  FAIL("no InputError loading " << path);
+  return InputError("", 0, "");
+}
+
+}  // namespace
+
+TEST_CASE("model file: classification models round trip in LIBLINEAR format", "[model_file]") {
+  TempDir dir;
+  struct Case {
+    LossKind loss;
+    const char* solver;
+    float positive, negative;
+    const char* label_line;
+  };
+  const std::vector<Case> cases = {
+      {LossKind::logistic, "L2R_LR", 1, -1, "label 1 -1"},
+      {LossKind::hinge, "L2R_L1LOSS_SVC_DUAL", 1, 0, "label 1 0"},
+      {LossKind::logistic, "L2R_LR", 4, 2, "label 4 2"},
+  };
+  for (const auto& c : cases) {
+    INFO("solver " << c.solver << " labels " << c.positive << " " << c.negative);
+    LinearModel m;
+    m.classification = true;
+    m.loss = c.loss;
+    m.labels.positive = c.positive;
+    m.labels.negative = c.negative;
+    m.w = awkward_weights();
+    const std::string path = dir.file(std::string("model_") + c.solver + ".txt");
+    save_model(path, m);
+
+    const auto lines = read_lines(path);
+    REQUIRE(lines.size() == 6 + m.w.size());
+    CHECK(lines[0] == std::string("solver_type ") + c.solver);
+    CHECK(lines[1] == "nr_class 2");
+    CHECK(lines[2] == c.label_line);
+    CHECK(lines[3] == "nr_feature " + std::to_string(m.w.size()));
+    CHECK(lines[4] == "bias -1");
+    CHECK(lines[5] == "w");
+    for (size_t i = 0; i < m.w.size(); ++i) {
+      // LIBLINEAR writes each weight followed by a space; strtod must read it back.
+      const std::string& l = lines[6 + i];
+      REQUIRE(!l.empty());
+      CHECK(l.back() == ' ');
+      CHECK(std::strtod(l.c_str(), nullptr) == m.w[i]);
+    }
+
+    LinearModel back = load_model(path);
+    CHECK(back.classification);
+    CHECK(back.loss == c.loss);
+    CHECK(back.labels.positive == c.positive);
+    CHECK(back.labels.negative == c.negative);
+    CHECK(back.bias == -1);
+    CHECK(back.features() == m.w.size());
+    CHECK(same_bits(back.w, m.w));
+  }
+  // save_model leaves no temporary file behind.
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    INFO("file " << entry.path());
+    CHECK(entry.path().extension() != ".tmp");
+  }
+}
+
+TEST_CASE("model file: regression models round trip without a label line", "[model_file]") {
+  TempDir dir;
+  LinearModel m;
+  m.classification = false;
+  m.loss = LossKind::squared;
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> n(0, 10);
+  for (int i = 0; i < 1000; ++i) m.w.push_back(n(rng));
+  const std::string path = dir.file("linreg.model");
+  save_model(path, m);
+  CHECK_FALSE(fs::exists(path + ".tmp"));
+
+  const auto lines = read_lines(path);
+  REQUIRE(lines.size() == 5 + m.w.size());
+  CHECK(lines[0] == "solver_type L2R_L2LOSS_SVR");
+  CHECK(lines[1] == "nr_class 2");
+  CHECK(lines[2] == "nr_feature 1000");
+  CHECK(lines[3] == "bias -1");
+  CHECK(lines[4] == "w");
+
+  LinearModel back = load_model(path);
+  CHECK_FALSE(back.classification);
+  CHECK(back.loss == LossKind::squared);
+  CHECK(same_bits(back.w, m.w));
+
+  // Saving again over an existing file replaces it.
+  m.w.resize(3);
+  save_model(path, m);
+  CHECK(load_model(path).w.size() == 3);
+  CHECK(same_bits(load_model(path).w, m.w));
+  CHECK_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST_CASE("model file: a model with a bias term round trips", "[model_file]") {
+  TempDir dir;
+  LinearModel m;
+  m.loss = LossKind::hinge;
+  m.bias = 1;
+  m.w = {0.5, -0.25, 2, -1};  // 3 features, then the bias weight
+  const std::string path = dir.file("bias.model");
+  save_model(path, m);
+  const auto lines = read_lines(path);
+  REQUIRE(lines.size() == 6 + 4);
+  CHECK(lines[3] == "nr_feature 3");
+  CHECK(lines[4] == "bias 1");
+  LinearModel back = load_model(path);
+  CHECK(back.bias == 1);
+  CHECK(back.features() == 3);
+  CHECK(same_bits(back.w, m.w));
+}
+
+TEST_CASE("model file: LIBLINEAR models with a bias load and the decision uses it", "[model_file]") {
+  TempDir dir;
+  SECTION("classification, bias 1") {
+    const std::string path = dir.file("liblinear_lr.model");
+    write_text(path,
+               "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias 1\nw\n"
+               "0.5 \n-0.25 \n2 \n-1 \n");
+    LinearModel m = load_model(path);
+    CHECK(m.classification);
+    CHECK(m.loss == LossKind::logistic);
+    CHECK(m.bias == 1);
+    REQUIRE(m.w.size() == 4);
+    CHECK(m.features() == 3);
+    std::vector<uint32_t> idx{0, 2};
+    std::vector<float> val{1.0f, 2.0f};
+    CHECK(m.decision(idx, val) == Approx(0.5 + 4 - 1));
+    // Index 3 is not a feature (its slot holds the bias weight): it is ignored.
+    std::vector<uint32_t> idx2{1, 3, 10};
+    std::vector<float> val2{4.0f, 5.0f, 6.0f};
+    CHECK(m.decision(idx2, val2) == Approx(-1 - 1));
+    CHECK(m.decision(std::vector<uint32_t>{}, std::vector<float>{}) == Approx(-1));
+  }
+  SECTION("classification, bias 2.5") {
+    const std::string path = dir.file("liblinear_svc.model");
+    write_text(path,
+               "solver_type L2R_L2LOSS_SVC\nnr_class 2\nlabel 1 -1\nnr_feature 2\nbias 2.5\nw\n"
+               "1 \n1 \n0.5 \n");
+    LinearModel m = load_model(path);
+    CHECK(m.loss == LossKind::hinge);
+    CHECK(m.decision(std::vector<uint32_t>{1}, std::vector<float>{3.0f}) == Approx(3 + 1.25));
+  }
+  SECTION("regression written by liblinear-train -s 11 -B 1") {
+    const std::string path = dir.file("liblinear_svr.model");
+    write_text(path,
+               "solver_type L2R_L2LOSS_SVR\nnr_class 2\nnr_feature 3\nbias 1\nw\n"
+               "0.73751111482269871 \n-0.50302522014656781 \n0.53814087897823315 \n"
+               "-0.092783401866314355 \n");
+    LinearModel m = load_model(path);
+    CHECK_FALSE(m.classification);
+    CHECK(m.loss == LossKind::squared);
+    REQUIRE(m.w.size() == 4);
+    CHECK(m.w[3] == -0.092783401866314355);
+    CHECK(m.decision(std::vector<uint32_t>{0}, std::vector<float>{1.0f}) ==
+          Approx(0.73751111482269871 - 0.092783401866314355));
+  }
+}
+
+TEST_CASE("model file: load errors name the file and the line", "[model_file]") {
+  TempDir dir;
+  const std::string header = "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias -1\nw\n";
+
+  SECTION("missing file") {
+    const std::string path = dir.file("no_such.model");
+    InputError e = load_error(path);
+    CHECK(e.file() == path);
+    CHECK(std::string(e.what()).find(path) != std::string::npos);
+  }
+  SECTION("no w line") {
+    const std::string path = dir.file("no_w.model");
+    write_text(path, "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias -1\n");
+    InputError e = load_error(path);
+    CHECK(e.file() == path);
+    CHECK(e.line() == 5);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":5:") && Catch::Contains("'w'"));
+  }
+  SECTION("too few weights") {
+    const std::string path = dir.file("short.model");
+    write_text(path, header + "0.5 \n-1 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 9);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":9:") && Catch::Contains("2 of 3"));
+  }
+  SECTION("non-numeric weight") {
+    const std::string path = dir.file("nan_text.model");
+    write_text(path, header + "0.5 \nabc \n1 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 8);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":8:") && Catch::Contains("abc"));
+  }
+  SECTION("empty weight line") {
+    const std::string path = dir.file("empty_weight.model");
+    write_text(path, header + "0.5 \n\n1 \n");
+    CHECK(load_error(path).line() == 8);
+  }
+  SECTION("three classes") {
+    const std::string path = dir.file("three.model");
+    write_text(path, "solver_type L2R_LR\nnr_class 3\nlabel 1 2 3\nnr_feature 1\nbias -1\nw\n1 2 3 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 2);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":2:") && Catch::Contains("nr_class 3"));
+  }
+  SECTION("unknown header field") {
+    const std::string path = dir.file("unknown.model");
+    write_text(path, "solver_type L2R_LR\nnr_class 2\ncolour blue\nnr_feature 1\nbias -1\nw\n1 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 3);
+    CHECK_THAT(e.what(), Catch::Contains("colour"));
+  }
+  SECTION("missing nr_feature") {
+    const std::string path = dir.file("no_nr_feature.model");
+    write_text(path, "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nbias -1\nw\n1 \n");
+    CHECK_THAT(load_error(path).what(), Catch::Contains(path) && Catch::Contains("nr_feature"));
+  }
+}
