@@ -13,7 +13,7 @@ SAN       := $(if $(SANITIZE),-fsanitize=address$(comma)undefined -fno-omit-fram
 # Recursive on purpose: pkg-config may only exist once `deps` has run.
 SPDLOG_CFLAGS = $(shell pkg-config --cflags spdlog)
 SPDLOG_LIBS   = $(shell pkg-config --libs spdlog)
-CXXFLAGS  += -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -std=c++20 $(OPT) -g -fopenmp -Wall -Wextra -Wpedantic -I. -Isrc $(SAN)
+CXXFLAGS  += -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -std=c++20 $(OPT) -g -fopenmp -Wall -Wextra -Wpedantic -I. -Isrc $(SAN)
 LDFLAGS   += -fopenmp $(SAN)
 
 LIB_SRCS  := $(wildcard src/*/*.cpp strategies/*.cpp)

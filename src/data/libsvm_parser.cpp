@@ -8,12 +8,14 @@
 namespace mpisgd {
 namespace {
 
+// Lines are handed over with a readable '\n' at `end`, which is neither a digit nor a
+// space: the scanning loops below stop there without comparing against `end`.
 inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 inline bool ends_token(const char* p, const char* end) {
   return p == end || is_space(*p) || *p == '#';
 }
-inline const char* skip_space(const char* p, const char* end) {
-  while (p != end && is_space(*p)) ++p;
+inline const char* skip_space(const char* p) {
+  while (is_space(*p)) ++p;
   return p;
 }
 inline const char* token_end(const char* p, const char* end) {
@@ -22,8 +24,10 @@ inline const char* token_end(const char* p, const char* end) {
 }
 std::string quote(const char* p, const char* end) {
   std::string_view tok(p, static_cast<size_t>(token_end(p, end) - p));
-  if (tok.size() > 40) return "'" + std::string(tok.substr(0, 40)) + "...'";
-  return "'" + std::string(tok) + "'";
+  std::string q = "'";
+  q.append(tok.substr(0, 40));
+  q.append(tok.size() > 40 ? "...'" : "'");
+  return q;
 }
 
 // Parses a finite float that must end at a token boundary; a leading '+' is allowed
@@ -40,9 +44,65 @@ inline FloatStatus parse_float(const char*& p, const char* end, float& out) {
   return FloatStatus::ok;
 }
 
+// Fast path for the common "digits[.digits]" value: m / 10^k with m <= 2^24 and k <= 10 is
+// exact over exact operands, so one float division rounds correctly and gives the very
+// float from_chars would (Clinger's fast path). Anything else goes to from_chars.
+constexpr float kPow10[] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+inline bool parse_simple_float(const char*& p, const char* end, float& out) {
+  const char* q = p;
+  bool negative = *q == '-';
+  if (*q == '-' || *q == '+') ++q;
+  uint32_t mantissa = 0;
+  int digits = 0, fraction = 0;
+  for (; static_cast<unsigned>(*q - '0') < 10; ++q, ++digits) mantissa = mantissa * 10 + static_cast<uint32_t>(*q - '0');
+  if (*q == '.') {
+    for (++q; static_cast<unsigned>(*q - '0') < 10; ++q, ++digits, ++fraction)
+      mantissa = mantissa * 10 + static_cast<uint32_t>(*q - '0');
+  }
+  if (digits == 0 || digits > 9 || mantissa > (1u << 24) || fraction > 10 || !ends_token(q, end)) return false;
+  float v = static_cast<float>(mantissa) / kPow10[fraction];
+  out = negative ? -v : v;
+  p = q;
+  return true;
+}
+
+// Fast path for an index of at most 9 digits followed by ':'.
+inline bool parse_simple_index(const char*& p, uint64_t& out) {
+  const char* q = p;
+  uint64_t v = 0;
+  for (; static_cast<unsigned>(*q - '0') < 10; ++q) v = v * 10 + static_cast<uint64_t>(*q - '0');
+  if (q == p || q - p > 9 || *q != ':') return false;
+  out = v;
+  p = q + 1;
+  return true;
+}
+
 }  // namespace
 
 void LibsvmParser::fail(const std::string& cause) const { throw ParseError{lines_, cause}; }
+
+const char* LibsvmParser::parse_index_slow(const char* p, const char* end, uint64_t& idx) const {
+  if (*p == '-') fail("negative index in " + quote(p, end));
+  auto [colon, ec] = std::from_chars(p, end, idx);
+  if (ec == std::errc::result_out_of_range) fail("index in " + quote(p, end) + " is too large");
+  if (ec != std::errc() || colon == end || *colon != ':') {
+    if (ec == std::errc() && ends_token(colon, end)) fail("missing ':' in " + quote(p, end) + " (expected index:value)");
+    fail("expected index:value, found " + quote(p, end));
+  }
+  if (idx >= UINT32_MAX) fail("index " + std::to_string(idx) + " does not fit 32 bits");
+  return colon + 1;
+}
+
+void LibsvmParser::parse_value_slow(const char*& v, const char* end, uint64_t idx, float& value) const {
+  const char* start = v;
+  switch (parse_float(v, end, value)) {
+    case FloatStatus::ok: return;
+    case FloatStatus::not_a_number:
+      fail("value " + quote(start, end) + " of index " + std::to_string(idx) + " is not a number");
+    case FloatStatus::not_finite:
+      fail("value " + quote(start, end) + " of index " + std::to_string(idx) + " is NaN, Inf or out of range");
+  }
+}
 
 const char* LibsvmParser::parse(const char* begin, const char* end, const char* owned_end,
                                 bool at_eof, Dataset& out) {
@@ -50,20 +110,26 @@ const char* LibsvmParser::parse(const char* begin, const char* end, const char* 
   while (p < end && p < owned_end) {
     auto* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
     if (!nl && !at_eof) break;
-    const char* line_end = nl ? nl : end;
     ++lines_;
-    parse_line(p, line_end, out);
-    p = nl ? nl + 1 : end;
+    if (nl) {
+      parse_line(p, nl, out);
+      p = nl + 1;
+    } else {  // the last line lacks its '\n': parse a copy that has one
+      std::string last(p, end);
+      last += '\n';
+      parse_line(last.data(), last.data() + last.size() - 1, out);
+      p = end;
+    }
   }
   return p;
 }
 
 void LibsvmParser::parse_line(const char* p, const char* end, Dataset& out) {
-  p = skip_space(p, end);
+  p = skip_space(p);
   if (p == end || *p == '#') return;
 
   float label = 0;
-  switch (parse_float(p, end, label)) {
+  if (!parse_simple_float(p, end, label)) switch (parse_float(p, end, label)) {
     case FloatStatus::ok: break;
     case FloatStatus::not_a_number: fail("label " + quote(p, end) + " is not a number");
     case FloatStatus::not_finite: fail("label " + quote(p, end) + " is NaN, Inf or out of range");
@@ -74,52 +140,46 @@ void LibsvmParser::parse_line(const char* p, const char* end, Dataset& out) {
     if (!seen) first_labels_.push_back({label, lines_});
   }
 
+  // Entries go to scratch arrays through plain pointers (a token takes at least 4 bytes,
+  // "i:v "), then to the CSR in one copy: cheaper than a push_back per entry.
+  const size_t most = static_cast<size_t>(end - p) / 4 + 1;
+  if (scratch_index_.size() < most) {
+    scratch_index_.resize(most);
+    scratch_value_.resize(most);
+  }
+  uint32_t* index_out = scratch_index_.data();
+  float* value_out = scratch_value_.data();
   const uint64_t base = options_.zero_based ? 0 : 1;
   uint64_t previous = 0;
   bool first = true;
   for (;;) {
-    p = skip_space(p, end);
+    p = skip_space(p);
     if (p == end || *p == '#') break;
-    if (end - p >= 4 && std::memcmp(p, "qid:", 4) == 0) {
+    if (*p == 'q' && end - p >= 4 && std::memcmp(p, "qid:", 4) == 0) {
       p = token_end(p, end);
       continue;
     }
-    if (*p == '-') fail("negative index in " + quote(p, end));
     uint64_t idx = 0;
-    auto [colon, ec] = std::from_chars(p, end, idx);
-    if (ec == std::errc::result_out_of_range) fail("index in " + quote(p, end) + " is too large");
-    if (ec != std::errc() || colon == end || *colon != ':') {
-      if (ec == std::errc() && ends_token(colon, end))
-        fail("missing ':' in " + quote(p, end) + " (expected index:value)");
-      fail("expected index:value, found " + quote(p, end));
-    }
+    const char* v = p;
+    if (!parse_simple_index(v, idx)) v = parse_index_slow(p, end, idx);
     if (idx < base) fail("index 0 in " + quote(p, end) + " (indices start at 1; use --zero-based)");
     if (!first && idx <= previous)
-      fail("indices not strictly ascending (" + std::to_string(idx) + " after " +
-           std::to_string(previous) + ")");
+      fail("indices not strictly ascending (" + std::to_string(idx) + " after " + std::to_string(previous) + ")");
     if (options_.dim_limit && idx - base >= options_.dim_limit)
       fail("index " + std::to_string(idx) + " is above --dim " + std::to_string(options_.dim_limit));
-    if (idx - base > UINT32_MAX - 1) fail("index " + std::to_string(idx) + " does not fit 32 bits");
 
-    const char* v = colon + 1;
     float value = 0;
-    switch (parse_float(v, end, value)) {
-      case FloatStatus::ok: break;
-      case FloatStatus::not_a_number:
-        fail("value " + quote(colon + 1, end) + " of index " + std::to_string(idx) +
-             " is not a number");
-      case FloatStatus::not_finite:
-        fail("value " + quote(colon + 1, end) + " of index " + std::to_string(idx) +
-             " is NaN, Inf or out of range");
-    }
+    if (!parse_simple_float(v, end, value)) parse_value_slow(v, end, idx, value);
     previous = idx;
     first = false;
     auto stored = static_cast<uint32_t>(idx - base);
     if (stored > max_index_) max_index_ = stored;
-    out.index.push_back(stored);
-    out.value.push_back(value);
+    *index_out++ = stored;
+    *value_out++ = value;
     p = v;
   }
+  out.index.insert(out.index.end(), scratch_index_.data(), index_out);
+  out.value.insert(out.value.end(), scratch_value_.data(), value_out);
   out.label.push_back(label);
   out.row_ptr.push_back(out.index.size());
 }

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Bad input ends the job on every rank, promptly, with one message naming file, line and
+# cause, a non-zero exit, and no model or profile file (not even a temporary one).
+source "$(dirname "$0")/lib.sh"
+
+bad_case() {  # name content expected-message [extra flags]; PROFILE_EXT names the profile
+  local name=$1 content=$2 expected=$3 ext=${PROFILE_EXT:-csv}; shift 3
+  local data="$tmp/$name.svm"
+  printf '%b' "$content" >"$data"
+  local rc=0
+  timeout 60 "$RUN" -np 3 "$MPISGD" train --data "$data" --save-model "$tmp/$name.model" \
+ --profile "$tmp/$name.$ext" "$@" >"$tmp/$name.out" 2>&1 || rc=$?
+  [[ $rc -ne 124 ]] || fail "$name: the job hung"
+  [[ $rc -ne 0 ]] || fail "$name: exit code 0 on bad input"
+  expect_contains "$tmp/$name.out" "$expected" "$name"
+  [[ $(grep -c "\[error\]" "$tmp/$name.out") -eq 1 ]] || fail "$name: expected exactly one error line"
+  for f in "$tmp/$name.model" "$tmp/$name.$ext" "$tmp/$name.model.tmp" "$tmp/$name.$ext.tmp"; do
+    [[ ! -e $f ]] || fail "$name: left $f behind"
+  done
+  pass
+}
+
+rows='+1 1:1 3:0.5\n-1 2:1\n+1 1:0.5 4:1\n-1 2:0.5 3:1\n'
+bad_case label "${rows}${rows}abc 1:1\n" "label.svm:9: label 'abc' is not a number"
+bad_case value "${rows}+1 1:x\n${rows}" "value.svm:5: value 'x' of index 1 is not a number"
+bad_case colon "${rows}${rows}${rows}+1 1:1 3 4:1\n" "colon.svm:13: missing ':' in '3'"
+bad_case zero "+1 0:1\n${rows}" "zero.svm:1: index 0"
+bad_case negative "${rows}-1 -3:1\n" "negative.svm:5: negative index"
+bad_case order "${rows}${rows}+1 5:1 5:1\n" "order.svm:9: indices not strictly ascending (5 after 5)"
+bad_case nan "${rows}+1 2:nan\n" "nan.svm:5: value 'nan' of index 2 is NaN, Inf or out of range"
+bad_case inf "${rows}${rows}+1 2:-inf\n" "inf.svm:9: value '-inf' of index 2 is NaN, Inf or out of range"
+bad_case dim "${rows}+1 9:1\n" "dim.svm:5: index 9 is above --dim 4" --dim 4
+bad_case empty "" "empty.svm: no rows"
+bad_case comments "# header only\n\n" "comments.svm: no rows"
+bad_case classes "${rows}${rows}2 1:1\n" "classes.svm:9: third distinct label 2"
+PROFILE_EXT=txt bad_case profile_name "${rows}" "name it .csv or .jsonl"
+
+rc=0
+timeout 60 "$RUN" -np 2 "$MPISGD" train --data "$tmp/does-not-exist.svm" >"$tmp/missing.out" 2>&1 || rc=$?
+[[ $rc -ne 0 && $rc -ne 124 ]] || fail "missing file: exit code $rc"
+expect_contains "$tmp/missing.out" "does-not-exist.svm: cannot open for reading" "missing file"
+
+# A single class trains, with a warning.
+printf '+1 1:1\n+1 2:1\n' >"$tmp/one.svm"
+"$RUN" -np 2 "$MPISGD" train --data "$tmp/one.svm" --epochs 1 >"$tmp/one.out" 2>&1 || fail "single class should train"
+expect_contains "$tmp/one.out" "every row has label 1" "single class warning"
+
+# Bad flags: CLI11's message, non-zero exit, no hang.
+rc=0
+timeout 60 "$RUN" -np 2 "$MPISGD" train --data x --strategy nope >"$tmp/flag.out" 2>&1 || rc=$?
+[[ $rc -ne 0 && $rc -ne 124 ]] || fail "bad flag: exit code $rc"
+expect_contains "$tmp/flag.out" "--strategy" "bad strategy flag"
+done_checks

@@ -1,0 +1,17 @@
+# Shared by the end-to-end scripts: a scratch dir removed on exit, and checks that print
+# what was expected and what came instead.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+MPISGD=build/mpisgd
+RUN=scripts/mpirun_local.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+checks=0
+
+pass() { checks=$((checks + 1)); }
+fail() { echo "FAILED: $*" >&2; exit 1; }
+expect_contains() {  # file pattern what
+  grep -qF -- "$2" "$1" || { echo "---- $1:"; cat "$1"; fail "$3: expected to find '$2'"; }
+  pass
+}
+done_checks() { echo "$checks checks passed"; }
