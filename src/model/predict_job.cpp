@@ -69,7 +69,7 @@ void run_predict(const PredictConfig& c, MPI_Comm comm) {
   MPI_Comm_rank(comm, &rank);
   if (rank == 0) {
     if (model->classification)
-      fmt::print("Accuracy = {:.4f}% ({}/{})\n", 100 * ev.result.metric, ev.correct, ev.rows);
+      fmt::print("Accuracy = {:g}% ({}/{})\n", 100 * ev.result.metric, ev.correct, ev.rows);  // as LIBLINEAR
     else
       fmt::print("RMSE = {:.6g} ({} rows)\n", ev.result.metric, ev.rows);
     std::fflush(stdout);

@@ -9,7 +9,7 @@ bad_case() {  # name content expected-message [extra flags]; PROFILE_EXT names t
   printf '%b' "$content" >"$data"
   local rc=0
   timeout 60 "$RUN" -np 3 "$MPISGD" train --data "$data" --save-model "$tmp/$name.model" \
- --profile "$tmp/$name.$ext" "$@" >"$tmp/$name.out" 2>&1 || rc=$?
+    --profile "$tmp/$name.$ext" "$@" >"$tmp/$name.out" 2>&1 || rc=$?
   [[ $rc -ne 124 ]] || fail "$name: the job hung"
   [[ $rc -ne 0 ]] || fail "$name: exit code 0 on bad input"
   expect_contains "$tmp/$name.out" "$expected" "$name"
