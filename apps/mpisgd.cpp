@@ -27,8 +27,7 @@ std::vector<std::string> strategy_names() {
   return names;
 }
 
-void add_config_and_logging(CLI::App* cmd, std::string& log_level) {
-  cmd->set_config("--config", "", "read these flags from a TOML/INI file (key = value)");
+void add_logging(CLI::App* cmd, std::string& log_level) {
   cmd->add_option("--log-level", log_level, "trace|debug|info|warn|error|off (rank 0; other ranks warn)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 }
@@ -43,11 +42,16 @@ int main(int argc, char** argv) {
 
   CLI::App app{"mpisgd: data-parallel SGD for sparse linear models over MPI"};
   app.require_subcommand(1);
+  // CLI11 reads config files for the main app only; fallthrough lets `--config` follow the
+  // subcommand, and the file names the subcommand as its section ([train], [predict]).
+  app.set_config("--config", "", "read flags from a TOML/INI file with a [train], [predict] or [convert] section");
+  app.fallthrough();
   std::string log_level = "info";
 
   mpisgd::TrainConfig train;
   auto* t = app.add_subcommand("train", "train a model with mini-batch SGD on all ranks");
-  add_config_and_logging(t, log_level);
+  t->footer("--config FILE reads these flags from a TOML/INI file, under a [train] section.");
+  add_logging(t, log_level);
   t->add_option("--data", train.data, "training set: LIBSVM text or binary cache")->required();
   t->add_option("--test", train.test, "test set, evaluated after every epoch");
   t->add_option("--model", train.model, "logreg (logistic loss), svm (hinge), linreg (squared)")
@@ -71,7 +75,8 @@ int main(int argc, char** argv) {
 
   mpisgd::PredictConfig predict;
   auto* p = app.add_subcommand("predict", "accuracy or RMSE of a saved model on a dataset");
-  add_config_and_logging(p, log_level);
+  p->footer("--config FILE reads these flags from a TOML/INI file, under a [predict] section.");
+  add_logging(p, log_level);
   p->add_option("--model", predict.model, "model file (ours or LIBLINEAR's)")->required();
   p->add_option("--data", predict.data, "LIBSVM text or binary cache")->required();
   p->add_option("--out", predict.out, "write one prediction per row");
@@ -80,7 +85,8 @@ int main(int argc, char** argv) {
 
   mpisgd::ConvertConfig convert;
   auto* c = app.add_subcommand("convert", "convert LIBSVM text into the binary cache");
-  add_config_and_logging(c, log_level);
+  c->footer("--config FILE reads these flags from a TOML/INI file, under a [convert] section.");
+  add_logging(c, log_level);
   c->add_option("--data", convert.data, "LIBSVM text file")->required();
   c->add_option("--out", convert.out, "binary cache to write")->required();
   c->add_option("--dim", convert.dim, "number of features (default: the largest index)");

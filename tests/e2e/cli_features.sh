@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The trainer as a user drives it: --help, --config files, the binary cache, JSON-lines
+# profiles, predictions in file order, the same model from the same seed.
+source "$(dirname "$0")/lib.sh"
+
+build/gen_data --kind url --rows 3000 --features 5000 --nnz 30 --seed 2 --out "$tmp/train.svm" 2>/dev/null
+build/gen_data --kind url --rows 700 --features 5000 --nnz 30 --first-row 3000 --seed 2 --out "$tmp/test.svm" 2>/dev/null
+
+for sub in train predict convert; do
+  "$MPISGD" "$sub" --help >"$tmp/help.out"
+  expect_contains "$tmp/help.out" "--data" "$sub --help"
+done
+"$MPISGD" train --help >"$tmp/help.out"
+expect_contains "$tmp/help.out" "allreduce: dense MPI_Allreduce" "strategies listed in train --help"
+expect_contains "$tmp/help.out" "[train] section" "train --help names the config file section"
+
+# A config file gives the same flags; the command line still wins for what it names.
+cat >"$tmp/run.ini" <<INI
+[train]
+data = $tmp/train.svm
+test = $tmp/test.svm
+epochs = 2
+batch = 64
+lr = 3
+profile = $tmp/profile.jsonl
+INI
+"$RUN" -np 3 "$MPISGD" train --config "$tmp/run.ini" --seed 7 --save-model "$tmp/a.model" --no-progress >"$tmp/cfg.out" 2>&1 ||
+  { cat "$tmp/cfg.out"; fail "training from --config"; }
+expect_contains "$tmp/cfg.out" "epochs=2 batch=64/rank (global 192) lr=3" "config values used"
+expect_contains "$tmp/cfg.out" "seed=7" "command line flag used"
+/usr/bin/python3 - "$tmp/profile.jsonl" <<'PY' || fail "profile.jsonl is not one JSON object per epoch"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["epoch"] for r in rows] == [1, 2], rows
+for r in rows:
+    assert r["ranks"] == 3 and r["bytes_sent_mean"] > 0 and 0 < r["test_accuracy"] <= 1, r
+    assert r["wall_s_min"] <= r["wall_s_mean"] <= r["wall_s_max"], r
+PY
+pass
+
+# Same seed, P and T: the same model file, byte for byte.
+"$RUN" -np 3 "$MPISGD" train --config "$tmp/run.ini" --seed 7 --save-model "$tmp/b.model" --no-progress >/dev/null 2>&1
+cmp -s "$tmp/a.model" "$tmp/b.model" || fail "same seed gave a different model"
+pass
+
+# The binary cache holds exactly the text's rows: on one rank both give the same model.
+"$RUN" -np 2 "$MPISGD" convert --data "$tmp/train.svm" --out "$tmp/train.bin" >"$tmp/convert.out" 2>&1 ||
+  { cat "$tmp/convert.out"; fail "convert"; }
+[[ ! -e "$tmp/train.bin.tmp" ]] || fail "convert left its temporary file"
+for input in train.svm train.bin; do
+  "$RUN" -np 1 "$MPISGD" train --data "$tmp/$input" --epochs 2 --save-model "$tmp/$input.model" --no-progress >/dev/null 2>&1 ||
+    fail "training on $input"
+done
+cmp -s "$tmp/train.svm.model" "$tmp/train.bin.model" || fail "text and binary cache trained different models"
+pass
+
+# Predictions: one line per row, in file order whatever the number of ranks.
+"$RUN" -np 1 "$MPISGD" predict --model "$tmp/a.model" --data "$tmp/test.svm" --out "$tmp/p1.txt" >/dev/null 2>&1
+"$RUN" -np 4 "$MPISGD" predict --model "$tmp/a.model" --data "$tmp/test.svm" --out "$tmp/p4.txt" >/dev/null 2>&1
+[[ $(wc -l <"$tmp/p1.txt") -eq 700 ]] || fail "expected 700 predictions"
+cmp -s "$tmp/p1.txt" "$tmp/p4.txt" || fail "predictions depend on the number of ranks"
+pass
+done_checks
