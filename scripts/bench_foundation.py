@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""Foundation benchmarks, measured side by side in one run on this machine (ratios, not
+absolute times, are what carries over to another machine):
+
+  parse    mpisgd's text and binary-cache load vs LIBLINEAR and scikit-learn reading
+  sgd      one logreg epoch (batch 1000, P=1) at T=1 and T=2 vs scikit-learn SGDClassifier
+  memory   peak RSS of `mpisgd train` at P=1 vs the CSR arrays plus the model
+  quality  test accuracy vs liblinear-train -s 0 on the same files
+
+usage: scripts/bench_foundation.py [--rows 200000] [--test-rows 50000] [--dir out/bench]
+Needs `scripts/install_deps.sh --bench` (scikit-learn, GNU time); `make bench` does both."""
+import argparse
+import csv
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MPIRUN = [os.path.join(ROOT, "scripts/mpirun_local.sh")]
+MPISGD = os.path.join(ROOT, "build/mpisgd")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+
+def timed(cmd):
+    start = time.perf_counter()
+    out = run(cmd)
+    return time.perf_counter() - start, out
+
+
+def mpisgd_train(args, extra):
+    cmd = MPIRUN + ["-np", "1", MPISGD, "train", "--data", args.train, "--no-progress"] + extra
+    return run(cmd)
+
+
+def loaded_seconds(out):
+    return float(re.search(r"loaded in ([0-9.]+) s", out.stderr).group(1))
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=200000)
+    ap.add_argument("--test-rows", type=int, default=50000)
+    ap.add_argument("--dir", default=os.path.join(ROOT, "out/bench"))
+    args = ap.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+    args.train = os.path.join(args.dir, f"url_{args.rows}.svm")
+    args.test = os.path.join(args.dir, f"url_{args.rows}_test.svm")
+    gen = os.path.join(ROOT, "build/gen_data")
+    if not os.path.exists(args.train):
+        run([gen, "--kind", "url", "--rows", str(args.rows), "--seed", "1", "--out", args.train])
+        run([gen, "--kind", "url", "--rows", str(args.test_rows), "--first-row", str(args.rows), "--seed", "1", "--out", args.test])
+    size_mb = os.path.getsize(args.train) / 1e6
+    results = []
+
+    def report(name, value, unit, note=""):
+        results.append((name, value, unit, note))
+        print(f"  {name:<44} {value:>10.3f} {unit:<8} {note}", flush=True)
+
+    print(f"url-like file: {args.train} ({size_mb:.1f} MB)")
+    print("== parse")
+    # LIBLINEAR: a solver that stops at once; the model-writing time is taken from a
+    # one-row file with the same number of features and subtracted.
+    one_row = os.path.join(args.dir, "one_row.svm")
+    with open(one_row, "w") as f:
+        f.write("+1 3231961:1\n-1 1:1\n")
+    model = os.path.join(args.dir, "ll.model")
+    ll_base = median([timed(["liblinear-train", "-s", "0", "-e", "1e5", "-q", one_row, model])[0] for _ in range(3)])
+    ll_full = median([timed(["liblinear-train", "-s", "0", "-e", "1e5", "-q", args.train, model])[0] for _ in range(3)])
+    ll_rate = size_mb / (ll_full - ll_base)
+    report("LIBLINEAR read", ll_rate, "MB/s")
+    sk = run(["/usr/bin/python3", "-c", f"""
+import time
+from sklearn.datasets import load_svmlight_file
+t = time.perf_counter(); X, y = load_svmlight_file({args.train!r}); print(time.perf_counter() - t)"""])
+    sk_rate = size_mb / float(sk.stdout)
+    report("scikit-learn load_svmlight_file", sk_rate, "MB/s")
+    text = median([loaded_seconds(mpisgd_train(args, ["--epochs", "1", "--lr", "10"])) for _ in range(3)])
+    report("mpisgd text load (P=1)", size_mb / text, "MB/s", f"{size_mb / text / ll_rate:.1f}x LIBLINEAR")
+    binary = os.path.join(args.dir, f"url_{args.rows}.bin")
+    run(MPIRUN + ["-np", "1", MPISGD, "convert", "--data", args.train, "--out", binary])
+    bin_mb = os.path.getsize(binary) / 1e6
+    cache = median([loaded_seconds(run(MPIRUN + ["-np", "1", MPISGD, "train", "--data", binary, "--epochs", "1", "--no-progress"]))
+                    for _ in range(3)])
+    report("mpisgd binary cache load (P=1)", bin_mb / cache, "MB/s", f"{bin_mb:.0f} MB cache")
+
+    print("== sgd: logreg, one epoch, batch 1000, P=1")
+    sk = run(["/usr/bin/python3", "-c", f"""
+import time, numpy as np
+from sklearn.datasets import load_svmlight_file
+from sklearn.linear_model import SGDClassifier
+X, y = load_svmlight_file({args.train!r})
+best = []
+for seed in range(3):
+    clf = SGDClassifier(loss="log_loss", max_iter=1, tol=None, shuffle=True, random_state=seed)
+    t = time.perf_counter(); clf.partial_fit(X, y, classes=np.array([-1.0, 1.0])); best.append(time.perf_counter() - t)
+print(sorted(best)[1], X.nnz)"""])
+    sk_epoch, nnz = sk.stdout.split()
+    sk_rate = int(nnz) / float(sk_epoch) / 1e6
+    report("scikit-learn SGDClassifier (log loss)", sk_rate, "M nnz/s")
+    rates = {}
+    for threads in (1, 2):
+        profile = os.path.join(args.dir, f"sgd_t{threads}.csv")
+        mpisgd_train(args, ["--epochs", "3", "--batch", "1000", "--lr", "10", "--threads", str(threads), "--profile", profile])
+        walls = [float(r["wall_s_mean"]) for r in csv.DictReader(open(profile))]
+        rates[threads] = int(nnz) / median(walls) / 1e6
+        report(f"mpisgd T={threads} (median of 3 epochs)", rates[threads], "M nnz/s",
+               f"{rates[threads] / sk_rate:.2f}x scikit-learn" + (f", {rates[2] / rates[1]:.2f}x T=1" if threads == 2 else ""))
+
+    print("== memory: peak RSS of training at P=1")
+    out = run(["/usr/bin/time", "-v"] + [MPISGD, "train", "--data", args.train, "--epochs", "1", "--lr", "10", "--no-progress"])
+    rss_mb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", out.stderr).group(1)) / 1024
+    rows = args.rows
+    csr_mb = (int(nnz) * 8 + (rows + 1) * 8 + rows * 4) / 2**20
+    model_mb = 3231961 * 4 / 2**20
+    report("mpisgd peak RSS", rss_mb, "MiB", f"CSR {csr_mb:.0f} MiB + model {model_mb:.0f} MiB: {rss_mb / (csr_mb + model_mb):.2f}x")
+
+    print("== quality: test accuracy on the same files")
+    run(["liblinear-train", "-s", "0", "-q", args.train, model])
+    ll = run(["liblinear-predict", args.test, model, os.path.join(args.dir, "ll.pred")])
+    ll_acc = float(re.search(r"Accuracy = ([0-9.]+)%", ll.stdout).group(1))
+    report("LIBLINEAR -s 0 (C=1)", ll_acc, "%")
+    ours_model = os.path.join(args.dir, "ours.model")
+    mpisgd_train(args, ["--test", args.test, "--epochs", "10", "--batch", "250", "--lr", "20", "--lr-schedule", "invscaling",
+                        "--l2", str(1.0 / rows), "--save-model", ours_model])
+    ours = run(MPIRUN + ["-np", "1", MPISGD, "predict", "--model", ours_model, "--data", args.test])
+    acc = float(re.search(r"Accuracy = ([0-9.]+)%", ours.stdout).group(1))
+    report("mpisgd logreg (10 epochs, invscaling)", acc, "%", f"{acc - ll_acc:+.2f} points")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
