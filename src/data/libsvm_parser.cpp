@@ -35,7 +35,7 @@ std::string quote(const char* p, const char* end) {
 enum class FloatStatus { ok, not_a_number, not_finite };
 inline FloatStatus parse_float(const char*& p, const char* end, float& out) {
   const char* s = p;
-  if (s != end && *s == '+') ++s;
+  if (s != end && *s == '+' && ++s != end && *s == '-') return FloatStatus::not_a_number;
   auto [next, ec] = std::from_chars(s, end, out);
   if (ec == std::errc::result_out_of_range) return FloatStatus::not_finite;
   if (ec != std::errc() || next == s || !ends_token(next, end)) return FloatStatus::not_a_number;

@@ -11,13 +11,14 @@ namespace {
 constexpr double kRenormaliseBelow = 1e-6;
 }
 
-Weights::Weights(uint32_t dim, double l2, bool adagrad) : v_(dim, 0.0f), l2_(l2) {
+Weights::Weights(uint32_t dim, double l2, bool adagrad) : slots_(dim, Slot{0.0f, 0.0f}), l2_(l2) {
   if (adagrad) adagrad_.assign(dim, 0.0f);
 }
 
 double Weights::dot_known(std::span<const uint32_t> index, std::span<const float> value) const {
   double s = 0;
-  for (size_t j = 0; j < index.size() && index[j] < v_.size(); ++j) s += static_cast<double>(v_[index[j]]) * value[j];
+  for (size_t j = 0; j < index.size() && index[j] < slots_.size(); ++j)
+    s += static_cast<double>(slots_[index[j]].v) * value[j];
   return s * scale_;
 }
 
@@ -30,7 +31,7 @@ void Weights::begin_step(double eta) {
 
 void Weights::end_step() {
   if (scale_ >= kRenormaliseBelow) return;
-  for (float& x : v_) x = static_cast<float>(x * scale_);
+  for (Slot& x : slots_) x.v = static_cast<float>(x.v * scale_);
   scale_ = 1;
 }
 
@@ -53,15 +54,15 @@ uint64_t Weights::step_dense(double eta, std::span<const float> g) {
 }
 
 std::vector<double> Weights::values() const {
-  std::vector<double> w(v_.size());
-  for (size_t i = 0; i < v_.size(); ++i) w[i] = scale_ * v_[i];
+  std::vector<double> w(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) w[i] = scale_ * slots_[i].v;
   return w;
 }
 
 uint64_t Weights::hash() const {
   uint64_t h = std::bit_cast<uint64_t>(scale_);
   auto mix = [&h](uint32_t x) { h = (h ^ x) * 0x100000001B3ull; };
-  for (float x : v_) mix(std::bit_cast<uint32_t>(x));
+  for (const Slot& x : slots_) mix(std::bit_cast<uint32_t>(x.v));
   for (float x : adagrad_) mix(std::bit_cast<uint32_t>(x));
   return h;
 }

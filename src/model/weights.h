@@ -10,6 +10,11 @@
 // With Adagrad (Duchi et al. 2011) each coordinate's step is divided by the root of its
 // summed squared gradients, G_i += g_i^2, v_i -= eta/scale g_i / (sqrt(G_i) + eps), and L2
 // acts as decoupled weight decay (the same scale factor), which keeps steps O(k) as well.
+//
+// Each weight shares its 8-byte slot with a float of scratch space, in which BatchGradient
+// sums the mini-batch gradient: the accumulation right after a row's dot product then
+// hits the cache lines the dot product just brought in (per-sample SGD's dot+axpy
+// locality, kept for mini-batches). Scratch is zero between batches.
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -21,12 +26,12 @@ class Weights {
  public:
   Weights(uint32_t dim, double l2, bool adagrad);
 
-  uint32_t dim() const { return static_cast<uint32_t>(v_.size()); }
+  uint32_t dim() const { return static_cast<uint32_t>(slots_.size()); }
 
   // w^T x for a row whose indices are all < dim (training data).
   double dot(std::span<const uint32_t> index, std::span<const float> value) const {
     double s = 0;
-    for (size_t j = 0; j < index.size(); ++j) s += static_cast<double>(v_[index[j]]) * value[j];
+    for (size_t j = 0; j < index.size(); ++j) s += static_cast<double>(slots_[index[j]].v) * value[j];
     return s * scale_;
   }
   // w^T x ignoring features the model has not seen (test data may have more).
@@ -37,7 +42,8 @@ class Weights {
   void step_sparse(double eta, std::span<const uint32_t> index, std::span<const float> g);
   uint64_t step_dense(double eta, std::span<const float> g);
 
-  double weight(uint32_t i) const { return scale_ * v_[i]; }
+  double weight(uint32_t i) const { return scale_ * slots_[i].v; }
+  float& scratch(uint32_t i) { return slots_[i].scratch; }
   std::vector<double> values() const;
   // Hash of the exact bits of the state, to check that every rank holds the same model.
   uint64_t hash() const;
@@ -47,14 +53,18 @@ class Weights {
   void update(uint32_t i, float g) {
     if (!adagrad_.empty()) {
       adagrad_[i] += g * g;
-      v_[i] -= static_cast<float>(coef_ * g / (std::sqrt(static_cast<double>(adagrad_[i])) + 1e-8));
+      slots_[i].v -= static_cast<float>(coef_ * g / (std::sqrt(static_cast<double>(adagrad_[i])) + 1e-8));
     } else {
-      v_[i] -= static_cast<float>(coef_ * g);
+      slots_[i].v -= static_cast<float>(coef_ * g);
     }
   }
   void end_step();
 
-  std::vector<float> v_;
+  struct Slot {
+    float v;
+    float scratch;
+  };
+  std::vector<Slot> slots_;
   std::vector<float> adagrad_;  // empty unless Adagrad
   double scale_ = 1;
   double l2_;

@@ -10,7 +10,6 @@ namespace mpisgd {
 BatchGradient::BatchGradient(uint32_t dim, int threads)
     : dim_(dim),
       threads_(std::max(1, threads)),
-      accumulator_(dim, 0.0f),
       touched_((dim + 63) / 64, 0),
       thread_loss_(static_cast<size_t>(threads_)),
       thread_offset_(static_cast<size_t>(threads_) + 1) {}
@@ -20,12 +19,51 @@ uint32_t BatchGradient::range_begin(int t, int nt) const {
   return static_cast<uint32_t>(static_cast<uint64_t>(dim_) * static_cast<uint64_t>(t) / static_cast<uint64_t>(nt)) & ~63u;
 }
 
-BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> rows, const Weights& w,
-                                 const Loss& loss, float scale, SparseVector& out) {
+void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, SparseVector& out) {
+  for (size_t k = w0; k < w1; ++k) {
+    for (uint64_t bits = touched_[k]; bits; bits &= bits - 1) {
+      uint32_t i = static_cast<uint32_t>(k * 64 + static_cast<size_t>(std::countr_zero(bits)));
+      out.index[at] = i;
+      out.value[at] = w.scratch(i);
+      w.scratch(i) = 0;
+      ++at;
+    }
+    touched_[k] = 0;
+  }
+}
+
+BatchLoss BatchGradient::compute_one_thread(const Dataset& data, std::span<const uint64_t> rows, Weights& w,
+                                            const Loss& loss, float scale) {
+  BatchLoss result{0, rows.size()};
+  for (uint64_t row : rows) {
+    auto index = data.row_index(row);
+    auto value = data.row_value(row);
+    double p = w.dot(index, value);
+    double y = data.label[row];
+    result.loss_sum += loss.value(p, y);
+    const float c = static_cast<float>(scale * loss.derivative(p, y));
+    if (c != 0) accumulate(w, c, index, value, 0, dim_);  // hinge rows beyond the margin add nothing
+  }
+  return result;
+}
+
+BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
+                                 float scale, SparseVector& out) {
+  if (threads_ == 1) {
+    BatchLoss result = compute_one_thread(data, rows, w, loss, scale);
+    size_t count = 0;
+    for (uint64_t word : touched_) count += static_cast<size_t>(std::popcount(word));
+    out.index.resize(count);
+    out.value.resize(count);
+    extract(w, 0, touched_.size(), 0, out);
+    return result;
+  }
+
   const size_t batch = rows.size();
   coef_.resize(batch);
   std::fill(thread_loss_.begin(), thread_loss_.end(), 0.0);
-
+  // The dot products read w while other threads write scratch lanes: different floats,
+  // so no race, and every dot product is done (barrier) before the first scratch write.
 #pragma omp parallel num_threads(threads_)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -42,18 +80,8 @@ BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> 
 #pragma omp barrier
 
     const uint32_t lo = range_begin(t, nt), hi = range_begin(t + 1, nt);
-    for (size_t r = 0; r < batch; ++r) {
-      const float c = coef_[r];
-      if (c == 0) continue;  // hinge rows beyond the margin add nothing
-      auto index = data.row_index(rows[r]);
-      auto value = data.row_value(rows[r]);
-      size_t j = lo == 0 ? 0 : static_cast<size_t>(std::lower_bound(index.begin(), index.end(), lo) - index.begin());
-      for (; j < index.size() && index[j] < hi; ++j) {
-        uint32_t i = index[j];
-        accumulator_[i] += c * value[j];
-        touched_[i >> 6] |= uint64_t{1} << (i & 63);
-      }
-    }
+    for (size_t r = 0; r < batch; ++r)
+      if (coef_[r] != 0) accumulate(w, coef_[r], data.row_index(rows[r]), data.row_value(rows[r]), lo, hi);
 
     const size_t w0 = lo / 64, w1 = (static_cast<size_t>(hi) + 63) / 64;
     size_t count = 0;
@@ -67,17 +95,7 @@ BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> 
       out.index.resize(thread_offset_[static_cast<size_t>(nt)]);
       out.value.resize(thread_offset_[static_cast<size_t>(nt)]);
     }
-    size_t at = thread_offset_[static_cast<size_t>(t)];
-    for (size_t k = w0; k < w1; ++k) {
-      for (uint64_t bits = touched_[k]; bits; bits &= bits - 1) {
-        uint32_t i = static_cast<uint32_t>(k * 64 + static_cast<size_t>(std::countr_zero(bits)));
-        out.index[at] = i;
-        out.value[at] = accumulator_[i];
-        accumulator_[i] = 0;
-        ++at;
-      }
-      touched_[k] = 0;
-    }
+    extract(w, w0, w1, thread_offset_[static_cast<size_t>(t)], out);
   }
 
   BatchLoss result;

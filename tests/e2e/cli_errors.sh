@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bad input ends the job on every rank, promptly, with one message naming file, line and
 # cause, a non-zero exit, and no model or profile file (not even a temporary one).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 
 bad_case() {  # name content expected-message [extra flags]; PROFILE_EXT names the profile
   local name=$1 content=$2 expected=$3 ext=${PROFILE_EXT:-csv}; shift 3

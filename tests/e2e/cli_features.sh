@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The trainer as a user drives it: --help, --config files, the binary cache, JSON-lines
 # profiles, predictions in file order, the same model from the same seed.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 
 build/gen_data --kind url --rows 3000 --features 5000 --nnz 30 --seed 2 --out "$tmp/train.svm" 2>/dev/null
 build/gen_data --kind url --rows 700 --features 5000 --nnz 30 --first-row 3000 --seed 2 --out "$tmp/test.svm" 2>/dev/null

@@ -2,7 +2,7 @@
 # LIBLINEAR is the reference: on the same generated URL-like files, our logistic
 # regression is within 1 accuracy point of `liblinear-train -s 0`, and LIBLINEAR's own
 # `predict` reads the models we write and predicts exactly what `mpisgd predict` does.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 
 build/gen_data --kind url --rows 20000 --seed 3 --out "$tmp/train.svm" 2>/dev/null
 build/gen_data --kind url --rows 5000 --first-row 20000 --seed 3 --out "$tmp/test.svm" 2>/dev/null
