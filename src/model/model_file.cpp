@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "comm/job_error.h"
 
 namespace mpisgd {
@@ -37,7 +39,8 @@ void save_model(const std::string& path, const LinearModel& m) {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) throw std::runtime_error(tmp + ": cannot open for writing");
     out << "solver_type " << solver_name(m.loss) << "\nnr_class 2\n";
-    if (m.classification) out << "label " << m.labels.positive << ' ' << m.labels.negative << '\n';
+    // Shortest round-trip text: a label comes back as the same float (1234567, not 1.23457e+06).
+    if (m.classification) out << fmt::format("label {} {}\n", m.labels.positive, m.labels.negative);
     out << "nr_feature " << m.features() << "\nbias " << m.bias << "\nw\n";
     // Shortest round-trip text: as exact as %.17g, and shorter.
     std::string text;
@@ -72,7 +75,7 @@ LinearModel load_model(const std::string& path) {
   while (std::getline(in, line)) {
     ++lineno;
     std::istringstream fields(line);
-    fields >> key;
+    if (!(fields >> key)) continue;  // blank line
     if (key == "w") break;
     if (key == "solver_type") {
       std::string solver;

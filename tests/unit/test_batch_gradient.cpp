@@ -168,7 +168,15 @@ TEST_CASE("batch gradient: equals the naive sum and does not depend on the threa
         INFO("threads " << threads);
         BatchGradient bg(cfg.dim, threads);
         SparseVector out;
+        const uint64_t hash_before = w.hash();
+        const std::vector<double> weights_before = w.values();
         BatchLoss bl = bg.compute(d, batch, w, loss, scale, out);
+        // compute only reads the model, and leaves the weights' scratch lane zero.
+        CHECK(w.hash() == hash_before);
+        CHECK(w.values() == weights_before);
+        uint32_t dirty = 0;
+        for (uint32_t i = 0; i < cfg.dim; ++i) dirty += w.scratch(i) != 0;
+        CHECK(dirty == 0);
         check_against_reference(out, bl, ref, batch.size());
         if (threads == 1) {
           first = out;

@@ -2,6 +2,8 @@
 // stops, and the line and cause of every kind of bad input.
 #include <catch2/catch.hpp>
 
+#include <bit>
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -222,7 +224,7 @@ TEST_CASE("parser: first_labels keeps the first three distinct labels with their
   CHECK(one.first_labels[0].line == 1);
 }
 
-TEST_CASE("parser: dim_limit and the largest 32-bit index are accepted at the boundary", "[parser]") {
+TEST_CASE("parser: dim_limit boundary and large 32-bit indices are accepted", "[parser]") {
   ParseOptions lim;
   lim.dim_limit = 10;
   auto r = parse_text("1 10:1\n", lim);
@@ -235,10 +237,13 @@ TEST_CASE("parser: dim_limit and the largest 32-bit index are accepted at the bo
   CHECK(parse_text("1 9:1\n", zlim).data.index == std::vector<uint32_t>{9});
   CHECK(parse_error("1 10:1\n", zlim).cause.find("--dim") != std::string::npos);
 
-  // 1-based 4294967295 is stored as 4294967294, so dim = max + 1 still fits 32 bits.
-  auto big = parse_text("1 4294967295:1\n");
-  CHECK(big.data.index == std::vector<uint32_t>{4294967294u});
-  CHECK(big.max_index == 4294967294u);
+  // Ten-digit indices that fit 32 bits are fine.
+  auto big = parse_text("1 7:1 4000000000:2\n");
+  CHECK(big.data.index == std::vector<uint32_t>{6, 3999999999u});
+  CHECK(big.max_index == 3999999999u);
+  ParseOptions zb;
+  zb.zero_based = true;
+  CHECK(parse_text("1 0:1 4000000000:2\n", zb).data.index == std::vector<uint32_t>{0, 4000000000u});
 }
 
 namespace {
@@ -277,6 +282,11 @@ TEST_CASE("parser: bad input names its line and cause", "[parser]") {
       {"1 3:1x", "not a number"},
       {"1 3:1:2", "not a number"},
       {"1 3:0x10", "not a number"},
+      {"+-1 3:1", "not a number"},  // one sign only
+      {"-+1 3:1", "not a number"},
+      {"++1 3:1", "not a number"},
+      {"1 3:+-2", "not a number"},
+      {"1 3:--2", "not a number"},
   };
   for (const auto& c : cases) {
     ParseOptions o;
@@ -310,15 +320,59 @@ TEST_CASE("parser: error line numbers count across calls and on the first and la
   }
 }
 
-// The grammar says label := real, but a '+' is skipped before from_chars, which then
-// accepts a sign of its own: "+-1" parses as -1 (and "3:+-2" as -2) instead of failing.
-TEST_CASE("parser: a doubled sign is rejected", "[parser][!shouldfail]") {
+TEST_CASE("parser: never reads past end, even when the bytes after it continue a token", "[parser]") {
+  const std::string buffer = "1 3:1\n2 4:25 7:1\n";
+  const char* b = buffer.data();
+  const char* end = b + std::string("1 3:1\n2 4:2").size();  // cuts "25" after its first digit
   LibsvmParser parser({});
   Dataset d;
-  const std::string text = "+-1 1:1\n";
-  CHECK_THROWS_AS(parser.parse(text.data(), text.data() + text.size(), text.data() + text.size(), true, d),
-                  ParseError);
-  const std::string value = "1 3:+-2\n";
-  CHECK_THROWS_AS(parser.parse(value.data(), value.data() + value.size(), value.data() + value.size(), true, d),
-                  ParseError);
+  CHECK(parser.parse(b, end, end, true, d) == end);
+  CHECK(d.label == std::vector<float>{1, 2});
+  CHECK(d.index == std::vector<uint32_t>{2, 3});
+  CHECK(d.value == std::vector<float>{1, 2});
+
+  const char* end2 = b + std::string("1 3:1\n2 4:25 7").size();  // a dangling "7" index
+  LibsvmParser p2({});
+  Dataset d2;
+  try {
+    p2.parse(b, end2, end2, true, d2);
+    FAIL("no ParseError");
+  } catch (const ParseError& e) {
+    CHECK(e.line == 2);
+    CHECK(e.cause.find("missing ':'") != std::string::npos);
+  }
+}
+
+TEST_CASE("parser: values and labels are the correctly rounded float of their text", "[parser]") {
+  // Plain decimals (any fast path) and exponent forms must agree with from_chars.
+  std::vector<std::string> texts = {"0",        "-0",         "1",          "0.1",         "0.3",
+                                    "16777216", "16777217",   "16777219",   "123456789",   "0.000001",
+                                    "1234.5678", "9.99999999", "0.1234567891", "99999999999", "3.4028234e38",
+                                    "1e-3",     "1.5E2",      "-2.75",      ".5",          "7."};
+  uint64_t state = 12345;
+  auto next = [&state]() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  for (int i = 0; i < 2000; ++i) {
+    std::string digits = std::to_string(next() % 100000000);
+    const size_t point = next() % (digits.size() + 1);
+    std::string t = digits.substr(0, point) + "." + digits.substr(point);
+    if (t == ".") t = "0";
+    if (next() % 2) t = "-" + t;
+    texts.push_back(t);
+  }
+  std::string text;
+  for (const auto& t : texts) text += t + " 5:" + t + "\n";
+  auto r = parse_text(text);
+  REQUIRE(r.data.rows() == texts.size());
+  REQUIRE(r.data.value.size() == texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const char* s = texts[i].data();
+    float expect = 0;
+    std::from_chars(s, s + texts[i].size(), expect);
+    INFO("text " << texts[i]);
+    CHECK(std::bit_cast<uint32_t>(r.data.label[i]) == std::bit_cast<uint32_t>(expect));
+    CHECK(std::bit_cast<uint32_t>(r.data.value[i]) == std::bit_cast<uint32_t>(expect));
+  }
 }

@@ -299,3 +299,24 @@ TEST_CASE("model file: load errors name the file and the line", "[model_file]") 
     CHECK_THAT(load_error(path).what(), Catch::Contains(path) && Catch::Contains("nr_feature"));
   }
 }
+
+TEST_CASE("model file: blank lines in the header are skipped", "[model_file]") {
+  TempDir dir;
+  const std::string path = dir.file("blank.model");
+  write_text(path, "solver_type L2R_LR\n\nnr_class 2\nlabel 1 -1\nnr_feature 1\n\nbias -1\nw\n0.5 \n");
+  LinearModel m = load_model(path);
+  REQUIRE(m.loss == LossKind::logistic);
+  REQUIRE(m.features() == 1);
+  REQUIRE(m.w == std::vector<double>{0.5});
+}
+
+TEST_CASE("model file: labels are written exactly", "[model_file]") {
+  TempDir dir;
+  const std::string path = dir.file("labels.model");
+  LinearModel m;
+  m.labels = {1234567, 0};
+  m.w = {0.25};
+  save_model(path, m);
+  REQUIRE(read_lines(path)[2] == "label 1234567 0");
+  REQUIRE(load_model(path).labels.positive == 1234567.0f);
+}
