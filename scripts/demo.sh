@@ -11,6 +11,6 @@ if [[ ! -f data/demo_train.svm ]]; then
 fi
 set -x
 scripts/mpirun_local.sh -np 4 build/mpisgd train --data data/demo_train.svm --test data/demo_test.svm \
-  --model logreg --strategy allreduce --epochs 5 --batch 500 --lr 20 --lr-schedule invscaling \
+  --model logreg --strategy allreduce --epochs 5 --batch 250 --lr 5 --lr-schedule invscaling \
   --profile out/demo_profile.csv --save-model out/demo.model
 scripts/plot_profile.py out/demo_profile.csv -o out/demo_profile.png
