@@ -17,6 +17,8 @@ SAN       := $(if $(SANITIZE),-fsanitize=address$(comma)undefined -fno-omit-fram
 # Recursive on purpose: pkg-config may only exist once `deps` has run.
 SPDLOG_CFLAGS = $(shell pkg-config --cflags spdlog)
 SPDLOG_LIBS   = $(shell pkg-config --libs spdlog)
+# GCC 12 warns falsely about std::string concatenation at -O3 (GCC bug 105329).
+CXXFLAGS  += -Wno-restrict
 CXXFLAGS  += -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -std=c++20 $(OPT) -g -fopenmp -Wall -Wextra -Wpedantic -I. -Isrc $(SAN)
 LDFLAGS   += -fopenmp $(SAN)
 

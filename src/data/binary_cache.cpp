@@ -87,47 +87,29 @@ void write_binary_cache(const Dataset& d, const std::string& path, MPI_Comm comm
   MPI_Exscan(&local_nnz, &nnz_before, 1, MPI_UINT64_T, MPI_SUM, comm);
   if (rank == 0) nnz_before = 0;
 
-  const std::string tmp = path + ".tmp";
   Sections at(rows, nnz);
-  std::optional<LocalFailure> failure;
-  {
-    MpiFile file = MpiFile::create_write(tmp, comm);
-    try {
-      if (rank == 0) {
-        CacheHeader h{};
-        std::memcpy(h.magic, kCacheMagic, sizeof h.magic);
-        h.version = kCacheVersion;
-        h.dim = d.dim;
-        h.rows = rows;
-        h.nnz = nnz;
-        h.checksum = checksum;
-        h.header_hash = header_hash(h);
-        file.write_at(0, &h, sizeof h);
-      }
-      auto row0 = static_cast<MPI_Offset>(d.first_row);
-      file.write_at(at.label + row0 * 4, d.label.data(), d.rows() * sizeof(float));
-      // Global offsets; the last rank also writes the closing entry.
-      std::vector<uint64_t> ptr(d.row_ptr.begin() + 1, d.row_ptr.end());
-      for (auto& p : ptr) p += nnz_before;
-      if (rank == 0) file.write_at(at.row_ptr, &d.row_ptr[0], sizeof(uint64_t));
-      file.write_at(at.row_ptr + (row0 + 1) * 8, ptr.data(), ptr.size() * sizeof(uint64_t));
-      auto off = static_cast<MPI_Offset>(nnz_before);
-      file.write_at(at.index + off * 4, d.index.data(), d.nnz() * sizeof(uint32_t));
-      file.write_at(at.value + off * 4, d.value.data(), d.nnz() * sizeof(float));
-    } catch (const std::exception& e) {
-      failure = LocalFailure{0, e.what()};
+  write_file_atomically(path, comm, [&](MpiFile& file) {
+    if (rank == 0) {
+      CacheHeader h{};
+      std::memcpy(h.magic, kCacheMagic, sizeof h.magic);
+      h.version = kCacheVersion;
+      h.dim = d.dim;
+      h.rows = rows;
+      h.nnz = nnz;
+      h.checksum = checksum;
+      h.header_hash = header_hash(h);
+      file.write_at(0, &h, sizeof h);
     }
-    file.close();
-  }
-  try {
-    agree_on_error(comm, failure);
-  } catch (const JobFailed&) {
-    if (rank == 0) std::remove(tmp.c_str());
-    throw;
-  }
-  run_on_root(comm, 0, [&] {
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw std::runtime_error(path + ": cannot rename " + tmp + " into place");
+    auto row0 = static_cast<MPI_Offset>(d.first_row);
+    file.write_at(at.label + row0 * 4, d.label.data(), d.rows() * sizeof(float));
+    // Global offsets; rank 0 also writes the opening 0.
+    std::vector<uint64_t> ptr(d.row_ptr.begin() + 1, d.row_ptr.end());
+    for (auto& p : ptr) p += nnz_before;
+    if (rank == 0) file.write_at(at.row_ptr, &d.row_ptr[0], sizeof(uint64_t));
+    file.write_at(at.row_ptr + (row0 + 1) * 8, ptr.data(), ptr.size() * sizeof(uint64_t));
+    auto off = static_cast<MPI_Offset>(nnz_before);
+    file.write_at(at.index + off * 4, d.index.data(), d.nnz() * sizeof(uint32_t));
+    file.write_at(at.value + off * 4, d.value.data(), d.nnz() * sizeof(float));
   });
 }
 

@@ -1,6 +1,7 @@
 #include "data/mpi_file.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
@@ -85,6 +86,36 @@ void MpiFile::write_at(MPI_Offset offset, const void* buf, size_t bytes) {
     if (rc != MPI_SUCCESS) fail("write", rc);
     done += static_cast<size_t>(count);
   }
+}
+
+}  // namespace mpisgd
+
+namespace mpisgd {
+
+void write_file_atomically(const std::string& path, MPI_Comm comm, const std::function<void(MpiFile&)>& write) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::string tmp = path + ".tmp";
+  std::optional<LocalFailure> failure;
+  {
+    MpiFile file = MpiFile::create_write(tmp, comm);
+    try {
+      write(file);
+    } catch (const std::exception& e) {
+      failure = LocalFailure{0, e.what()};
+    }
+    file.close();
+  }
+  try {
+    agree_on_error(comm, failure);
+  } catch (const JobFailed&) {
+    if (rank == 0) std::remove(tmp.c_str());
+    throw;
+  }
+  run_on_root(comm, 0, [&] {
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw std::runtime_error(path + ": cannot rename " + tmp + " into place");
+  });
 }
 
 }  // namespace mpisgd

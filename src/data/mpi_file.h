@@ -2,6 +2,7 @@
 // RAII MPI-IO file with reads and writes of any size (MPI counts are int, so large
 // transfers go in pieces below 2 GiB) and errors that name the file.
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include <mpi.h>
@@ -38,5 +39,10 @@ class MpiFile {
 };
 
 std::string mpi_error_string(int code);
+
+// Collective: every rank writes its part of `path` through `write`, into path.tmp, which
+// is renamed to `path` once all ranks succeeded and removed otherwise, so a failed job
+// leaves no half-written file. Any rank's failure throws JobFailed on every rank.
+void write_file_atomically(const std::string& path, MPI_Comm comm, const std::function<void(MpiFile&)>& write);
 
 }  // namespace mpisgd

@@ -16,7 +16,7 @@ namespace mpisgd {
 namespace {
 
 // Each rank formats its rows' predictions; the ranks' pieces land at their offsets, in
-// file order, in a temporary file renamed once all are written.
+// file order.
 void write_predictions(const std::string& path, const Dataset& d, const LinearModel& m, MPI_Comm comm) {
   std::string text;
   for (uint64_t r = 0; r < d.rows(); ++r) {
@@ -28,26 +28,8 @@ void write_predictions(const std::string& path, const Dataset& d, const LinearMo
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   if (rank == 0) offset = 0;
-  const std::string tmp = path + ".tmp";
-  std::optional<LocalFailure> failure;
-  {
-    MpiFile file = MpiFile::create_write(tmp, comm);
-    try {
-      file.write_at(static_cast<MPI_Offset>(offset), text.data(), text.size());
-    } catch (const std::exception& e) {
-      failure = LocalFailure{0, e.what()};
-    }
-    file.close();
-  }
-  try {
-    agree_on_error(comm, failure);
-  } catch (const JobFailed&) {
-    if (rank == 0) std::remove(tmp.c_str());
-    throw;
-  }
-  run_on_root(comm, 0, [&] {
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": cannot rename " + tmp + " into place");
-  });
+  write_file_atomically(path, comm,
+                        [&](MpiFile& file) { file.write_at(static_cast<MPI_Offset>(offset), text.data(), text.size()); });
 }
 
 }  // namespace

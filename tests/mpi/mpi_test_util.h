@@ -1,11 +1,14 @@
 #pragma once
 // Helpers for tests that run on every rank of MPI_COMM_WORLD.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <mpi.h>
+
+#include "data/dataset.h"
 
 namespace mpisgd::test {
 
@@ -26,6 +29,20 @@ inline bool on_all_ranks(bool ok) {
   int mine = ok ? 1 : 0, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return all == 1;
+}
+
+// True if this rank's rows are rows [first_row, first_row + rows) of `all` (a serial parse
+// of the whole file), labels, indices and values alike.
+inline bool rows_match(const Dataset& mine, const Dataset& all) {
+  bool ok = mine.first_row + mine.rows() <= all.rows();
+  for (uint64_t r = 0; ok && r < mine.rows(); ++r) {
+    uint64_t g = mine.first_row + r;
+    auto a = mine.row_index(r), b = all.row_index(g);
+    auto va = mine.row_value(r), vb = all.row_value(g);
+    ok = mine.label[r] == all.label[g] && std::equal(a.begin(), a.end(), b.begin(), b.end()) &&
+         std::equal(va.begin(), va.end(), vb.begin(), vb.end());
+  }
+  return ok;
 }
 
 // A per-run scratch directory shared by all ranks (made by rank 0, name agreed), removed

@@ -78,14 +78,7 @@ TEST_CASE("binary cache: round trip equals the text read", "[cache]") {
   Dataset serial;
   LibsvmParser parser({});
   parser.parse(text.data(), text.data() + text.size(), text.data() + text.size(), true, serial);
-  bool ok = cached.global_rows == 37 && cached.dim == parsed.data.dim;
-  for (uint64_t r = 0; ok && r < cached.rows(); ++r) {
-    uint64_t g = cached.first_row + r;
-    auto a = cached.row_index(r), b = serial.row_index(g);
-    auto va = cached.row_value(r), vb = serial.row_value(g);
-    ok = cached.label[r] == serial.label[g] && std::equal(a.begin(), a.end(), b.begin(), b.end()) &&
-         std::equal(va.begin(), va.end(), vb.begin(), vb.end());
-  }
+  bool ok = cached.global_rows == 37 && cached.dim == parsed.data.dim && rows_match(cached, serial);
   REQUIRE(on_all_ranks(ok));
   uint64_t rows = cached.rows(), total = 0;
   MPI_Allreduce(&rows, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);

@@ -23,15 +23,7 @@ Dataset serial_parse(const std::string& text) {
 
 // Every rank checks its rows against rows [first_row, first_row + rows) of the serial parse.
 bool matches_serial(const Dataset& mine, const Dataset& all) {
-  bool ok = mine.global_rows == all.rows() && mine.first_row + mine.rows() <= all.rows();
-  for (uint64_t r = 0; ok && r < mine.rows(); ++r) {
-    uint64_t g = mine.first_row + r;
-    auto a = mine.row_index(r), b = all.row_index(g);
-    auto va = mine.row_value(r), vb = all.row_value(g);
-    ok = mine.label[r] == all.label[g] && std::equal(a.begin(), a.end(), b.begin(), b.end()) &&
-         std::equal(va.begin(), va.end(), vb.begin(), vb.end());
-  }
-  return on_all_ranks(ok);
+  return on_all_ranks(mine.global_rows == all.rows() && rows_match(mine, all));
 }
 
 std::string random_file(int rows, unsigned seed, bool crlf, bool final_newline) {
