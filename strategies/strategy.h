@@ -6,8 +6,9 @@
 //   - dense allreduce / lossless sparse allreduce: exchange() reduces and applies the sum;
 //   - top-k with error feedback: exchange() keeps the residual of what did not make it
 //     into the global result, so it sees both the local update and the reduced one;
-//   - parameter servers (sync/async, sharded): server ranks take Role::server and serve();
-//     workers pull the features of the coming batch in refresh() and push in exchange().
+//   - parameter servers (sync/async, sharded): workers pull the features of the coming
+//     batch in refresh() and push in exchange(); server ranks need a role hook (serve
+//     instead of train), to be added with the first parameter-server strategy.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -27,13 +28,10 @@ struct StrategyContext {
   uint32_t dim;
 };
 
-enum class Role { worker, server };
-
 class Strategy {
  public:
   virtual ~Strategy() = default;
 
-  virtual Role role() const { return Role::worker; }
   virtual void before_epoch(int /*epoch*/) {}
   // Makes `w` current for the coming batch. Allreduce strategies hold the whole model.
   virtual void refresh(const Dataset& /*data*/, std::span<const uint64_t> /*batch*/, Weights& /*w*/) {}
