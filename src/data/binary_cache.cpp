@@ -1,7 +1,6 @@
 #include "data/binary_cache.h"
 
 #include <bit>
-#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <stdexcept>

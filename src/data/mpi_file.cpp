@@ -88,10 +88,6 @@ void MpiFile::write_at(MPI_Offset offset, const void* buf, size_t bytes) {
   }
 }
 
-}  // namespace mpisgd
-
-namespace mpisgd {
-
 void write_file_atomically(const std::string& path, MPI_Comm comm, const std::function<void(MpiFile&)>& write) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);

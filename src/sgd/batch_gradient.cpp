@@ -19,6 +19,12 @@ uint32_t BatchGradient::range_begin(int t, int nt) const {
   return static_cast<uint32_t>(static_cast<uint64_t>(dim_) * static_cast<uint64_t>(t) / static_cast<uint64_t>(nt)) & ~63u;
 }
 
+size_t BatchGradient::touched_count(size_t w0, size_t w1) const {
+  size_t count = 0;
+  for (size_t k = w0; k < w1; ++k) count += static_cast<size_t>(std::popcount(touched_[k]));
+  return count;
+}
+
 void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, SparseVector& out) {
   for (size_t k = w0; k < w1; ++k) {
     for (uint64_t bits = touched_[k]; bits; bits &= bits - 1) {
@@ -51,8 +57,7 @@ BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> 
                                  float scale, SparseVector& out) {
   if (threads_ == 1) {
     BatchLoss result = compute_one_thread(data, rows, w, loss, scale);
-    size_t count = 0;
-    for (uint64_t word : touched_) count += static_cast<size_t>(std::popcount(word));
+    size_t count = touched_count(0, touched_.size());
     out.index.resize(count);
     out.value.resize(count);
     extract(w, 0, touched_.size(), 0, out);
@@ -84,9 +89,7 @@ BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> 
       if (coef_[r] != 0) accumulate(w, coef_[r], data.row_index(rows[r]), data.row_value(rows[r]), lo, hi);
 
     const size_t w0 = lo / 64, w1 = (static_cast<size_t>(hi) + 63) / 64;
-    size_t count = 0;
-    for (size_t k = w0; k < w1; ++k) count += static_cast<size_t>(std::popcount(touched_[k]));
-    thread_offset_[static_cast<size_t>(t) + 1] = count;
+    thread_offset_[static_cast<size_t>(t) + 1] = touched_count(w0, w1);
 #pragma omp barrier
 #pragma omp single
     {

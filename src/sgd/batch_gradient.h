@@ -10,6 +10,7 @@
 // products) and phase 2 splits the index space: thread t owns [lo_t, hi_t) (multiples of
 // 64, so bitmap words are never shared) and adds every row's entries in that range.
 // Either way each index sums its rows in batch order: the result does not depend on T.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -48,6 +49,7 @@ class BatchGradient {
       touched_[i >> 6] |= uint64_t{1} << (i & 63);
     }
   }
+  size_t touched_count(size_t w0, size_t w1) const;
   // Moves the marked sums of bitmap words [w0, w1) to out[at...], zeroing scratch and bitmap.
   void extract(Weights& w, size_t w0, size_t w1, size_t at, SparseVector& out);
 
