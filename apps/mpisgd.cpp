@@ -58,6 +58,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"logreg", "svm", "linreg"}))
       ->capture_default_str();
   t->add_option("--strategy", train.strategy, strategy_help())->check(CLI::IsMember(strategy_names()))->capture_default_str();
+  t->add_option("--group-size", train.collective.group_size,
+                "dsar-early: ranks per group that go dense together (a divisor of P is used)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  t->add_option("--dense-switch", train.collective.dense_switch.density,
+                "sparse strategies: density past which a stream is sent and summed dense")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   t->add_option("--epochs", train.sgd.epochs, "passes over the data")->capture_default_str();
   t->add_option("--batch", train.sgd.batch, "rows per rank per step (global batch = batch x ranks)")->capture_default_str();
   t->add_option("--lr", train.sgd.lr, "learning rate eta")->capture_default_str();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/sparse_allreduce.h"
 #include "comm/counted_comm.h"
 #include "data/dataset.h"
 #include "model/weights.h"
@@ -26,6 +27,7 @@ namespace mpisgd {
 struct StrategyContext {
   CountedComm& comm;
   uint32_t dim;
+  CollectiveConfig collective;  // for strategies built on a sparse collective
 };
 
 class Strategy {

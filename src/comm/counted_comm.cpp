@@ -11,7 +11,7 @@ CountedComm::CountedComm(MPI_Comm comm) : comm_(comm) {
 
 void CountedComm::allreduce_sum_bytes(void* data, size_t n, MPI_Datatype type, size_t elem_bytes) {
   if (size_ == 1 || n == 0) return;
-  double start = MPI_Wtime();
+  Timed timed(*this);
   auto* bytes = static_cast<char*>(data);
   for (size_t done = 0; done < n;) {
     size_t count = std::min(kMaxMpiCount, n - done);
@@ -19,7 +19,6 @@ void CountedComm::allreduce_sum_bytes(void* data, size_t n, MPI_Datatype type, s
                   comm_);
     done += count;
   }
-  stats_.seconds += MPI_Wtime() - start;
   uint64_t volume = 2 * (static_cast<uint64_t>(size_) - 1) * n * elem_bytes / size_;
   stats_.bytes_sent += volume;
   stats_.bytes_received += volume;

@@ -43,6 +43,26 @@ class CountedComm {
     allreduce_sum_bytes(data, n, mpi_type<T>(), sizeof(T));
   }
 
+  // Collectives written on raw MPI calls report what they moved themselves.
+  void count_sent(uint64_t bytes) { stats_.bytes_sent += bytes; }
+  void count_received(uint64_t bytes) { stats_.bytes_received += bytes; }
+
+  // Counts the seconds from construction to destruction as communication; nested scopes
+  // (a collective built on allreduce_sum) count once.
+  class Timed {
+   public:
+    explicit Timed(CountedComm& c) : comm_(c), start_(MPI_Wtime()) { ++comm_.timing_depth_; }
+    ~Timed() {
+      if (--comm_.timing_depth_ == 0) comm_.stats_.seconds += MPI_Wtime() - start_;
+    }
+    Timed(const Timed&) = delete;
+    Timed& operator=(const Timed&) = delete;
+
+   private:
+    CountedComm& comm_;
+    double start_;
+  };
+
  private:
   void allreduce_sum_bytes(void* data, size_t n, MPI_Datatype type, size_t elem_bytes);
 
@@ -50,6 +70,7 @@ class CountedComm {
   int rank_ = 0;
   int size_ = 1;
   CommStats stats_;
+  int timing_depth_ = 0;
 };
 
 // MPI counts are int: calls on more elements go in pieces of at most this many.

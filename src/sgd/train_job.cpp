@@ -73,7 +73,7 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   Weights w(train.data.dim, c.l2, r.sgd.schedule == Schedule::adagrad);
   std::unique_ptr<Strategy> strategy;
   try {
-    strategy = make_strategy(c.strategy, StrategyContext{comm, train.data.dim});
+    strategy = make_strategy(c.strategy, StrategyContext{comm, train.data.dim, c.collective});
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
   }

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include "collectives/sparse_allreduce.h"
 #include "sgd/trainer.h"
 
 namespace mpisgd {
@@ -17,6 +18,7 @@ struct TrainConfig {
   std::string profile, save_model;
   bool zero_based = false;
   uint64_t dim = 0;
+  CollectiveConfig collective;
 };
 
 // Throws JobFailed on every rank on bad input or configuration.

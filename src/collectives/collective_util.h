@@ -1,0 +1,102 @@
+#pragma once
+// Pieces every sparse allreduce shares: the split of [0, N) into owned ranges, folding a
+// non-power-of-two rank count onto a power of two, and sending streams with their bytes
+// counted.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <mpi.h>
+
+#include "comm/counted_comm.h"
+#include "sparse/stream.h"
+
+namespace mpisgd {
+
+// Message tags, one per phase, so that a rank already in its next phase can never have
+// its message taken by a receive of the previous one.
+enum CollectiveTag : int { kTagFoldIn = 101, kTagFoldOut, kTagStage, kTagSplit };
+
+// Range i of `parts` near-equal ranges of [0, n); works for n < parts (some are empty).
+inline Range owned_range(uint32_t n, int parts, int i) {
+  auto at = [&](int j) { return static_cast<uint32_t>(uint64_t{n} * static_cast<uint64_t>(j) / static_cast<uint64_t>(parts)); };
+  return {at(i), at(i + 1)};
+}
+
+inline int floor_log2(int p) {
+  int l = 0;
+  while ((2 << l) <= p) ++l;
+  return l;
+}
+
+// Rabenseifner's fold (as in MPICH's allreduce): with P = p2 + rem ranks, p2 a power of
+// two, the even ranks below 2 rem hand their data to the odd rank above them before the
+// power-of-two algorithm, and get the result back after it. Cost: two extra messages.
+struct Fold {
+  int p2 = 1, rem = 0;
+  int new_rank = -1;  // rank among the p2 that stay; -1 for a rank folded out
+
+  Fold(int rank, int size) : p2(1 << floor_log2(size)), rem(size - p2) {
+    if (rank < 2 * rem) {
+      new_rank = rank % 2 ? rank / 2 : -1;
+    } else {
+      new_rank = rank - rem;
+    }
+  }
+  bool folded_out() const { return new_rank < 0; }
+  int old_rank(int nr) const { return nr < rem ? 2 * nr + 1 : nr + rem; }
+  // Owned ranges new rank `nr` holds after the fold: [first, last].
+  int first_part(int nr) const { return nr < rem ? 2 * nr : nr + rem; }
+  int last_part(int nr) const { return nr < rem ? 2 * nr + 1 : nr + rem; }
+};
+
+// The summation tree of SSAR_Rec_Dbl over parts 0..P-1, as (into, from) pairs, children
+// before parents: the fold's pairs (2i, 2i+1), then recursive doubling over what is left.
+// Summing in this order gives every algorithm built on it the same result bit for bit.
+inline std::vector<std::pair<int, int>> canonical_sum_order(int parts) {
+  const Fold fold(0, parts);
+  auto holder = [&](int nr) { return nr < fold.rem ? 2 * nr : nr + fold.rem; };
+  std::vector<std::pair<int, int>> order;
+  for (int i = 0; i < fold.rem; ++i) order.emplace_back(2 * i, 2 * i + 1);
+  for (int mask = 1; mask < fold.p2; mask <<= 1) {
+    for (int nr = 0; nr < fold.p2; nr += 2 * mask) order.emplace_back(holder(nr), holder(nr + mask));
+  }
+  return order;
+}
+
+// The group size early-switching DSAR uses on `ranks` ranks when asked for `requested`:
+// the largest divisor of `ranks` not above it (dsar_early.cpp).
+int early_dsar_group(int ranks, int requested);
+
+// Streams travel as raw bytes; MPI counts are int, so one stream is at most 2 GiB.
+template <class V>
+void check_message_size(uint64_t dim, const char* algorithm) {
+  if (Stream<V>::capacity_bytes(dim) > static_cast<uint64_t>(INT32_MAX)) {
+    throw std::length_error(std::string(algorithm) + ": a dense vector of " + std::to_string(dim) +
+                            " values exceeds one MPI message (2 GiB)");
+  }
+}
+
+template <class V>
+void send_stream(CountedComm& comm, const Stream<V>& s, int dest, int tag) {
+  MPI_Send(s.data(), static_cast<int>(s.bytes()), MPI_BYTE, dest, tag, comm.raw());
+  comm.count_sent(s.bytes());
+}
+
+template <class V>
+void recv_stream(CountedComm& comm, Stream<V>& s, int source, int tag) {
+  MPI_Recv(s.data(), static_cast<int>(s.capacity()), MPI_BYTE, source, tag, comm.raw(), MPI_STATUS_IGNORE);
+  comm.count_received(s.bytes());
+}
+
+template <class V>
+void exchange_streams(CountedComm& comm, const Stream<V>& out, Stream<V>& in, int partner, int tag) {
+  MPI_Sendrecv(out.data(), static_cast<int>(out.bytes()), MPI_BYTE, partner, tag, in.data(),
+               static_cast<int>(in.capacity()), MPI_BYTE, partner, tag, comm.raw(), MPI_STATUS_IGNORE);
+  comm.count_sent(out.bytes());
+  comm.count_received(in.bytes());
+}
+
+}  // namespace mpisgd

@@ -1,0 +1,64 @@
+#include "collectives/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+
+namespace mpisgd {
+namespace {
+
+int ceil_log2(int p) {
+  int l = 0;
+  while ((1 << l) < p) ++l;
+  return l;
+}
+
+}  // namespace
+
+double expected_union(double k, double universe, double m) {
+  if (universe <= 0 || k <= 0) return 0;
+  if (k >= universe) return universe;
+  return universe * -std::expm1(m * std::log1p(-k / universe));
+}
+
+double fit_universe(double k, double result, int ranks, double dim) {
+  if (k <= 0) return dim;
+  if (result <= k) return k;
+  double lo = k, hi = std::max(dim, k) * 1e6;  // result near P k: disjoint sets, M huge
+  if (expected_union(k, hi, ranks) <= result) return hi;
+  for (int i = 0; i < 100 && hi / lo > 1.0001; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (expected_union(k, mid, ranks) < result ? lo : hi) = mid;
+  }
+  return std::sqrt(lo * hi);
+}
+
+CostModel::CostModel(const CostInputs& in) : in_(in), n_(static_cast<double>(in.dim)) {}
+
+double CostModel::message(double items, double length) const {
+  const auto value = static_cast<double>(in_.value_bytes);
+  const double pair = sizeof(uint32_t) + value;
+  items = std::min(items, length);
+  const double switch_at = std::min(length * value / pair, in_.dense_switch.density * length);
+  const double bytes = Stream<float>::kHeaderBytes + (items > switch_at ? length * value : items * pair);
+  return in_.network.alpha + in_.network.beta * bytes;
+}
+
+double CostModel::sum_of(double m) const { return std::min(expected_union(in_.k, in_.universe, m), n_); }
+
+double CostModel::dense(double values) const {
+  return in_.network.beta * values * static_cast<double>(in_.value_bytes);
+}
+
+double CostModel::split(int parts) const { return (parts - 1) * message(in_.k / parts, n_ / parts); }
+
+double CostModel::dense_allgather() const {
+  return ceil_log2(in_.ranks) * in_.network.alpha + dense((p() - 1) / p() * n_);
+}
+
+double CostModel::dense_reduce_scatter(double values, int parts) const {
+  if (parts <= 1) return 0;
+  return ceil_log2(parts) * in_.network.alpha + dense((parts - 1.0) / parts * values);
+}
+
+}  // namespace mpisgd

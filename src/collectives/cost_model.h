@@ -1,0 +1,59 @@
+#pragma once
+// The alpha-beta cost of each allreduce algorithm (thesis Table 3.1), extended to what
+// the thesis leaves out: any P (the fold's two extra messages), the dense switch of the
+// stream (a message never costs more than its dense form), the 8-byte stream header, and
+// the growth of the partial sums between stages. That growth uses the thesis' uniform
+// expectation f(k, M, m) = M (1 - (1 - k/M)^m) (section 3.2.1: the size of the union of m
+// random k-subsets of M indices), over an effective index space M fitted to the result
+// size seen on the previous call, so that skewed (power-law) or shared index sets are
+// predicted as well as uniform ones.
+#include <cstdint>
+
+#include "comm/alpha_beta.h"
+#include "sparse/stream.h"
+
+namespace mpisgd {
+
+struct CostInputs {
+  int ranks = 1;
+  uint64_t dim = 0;         // N
+  double k = 0;             // the largest input, in items
+  double universe = 0;      // M: the effective index space (N for uniform indices)
+  int group_size = 8;       // early-switching DSAR
+  size_t value_bytes = 4;   // sizeof(V)
+  DenseSwitch dense_switch;
+  AlphaBeta network;
+};
+
+// Expected size of the union of m random k-subsets of [0, M).
+double expected_union(double k, double universe, double m);
+
+// The M for which expected_union(k, M, ranks) equals the observed result size.
+double fit_universe(double k, double result, int ranks, double dim);
+
+// The terms the algorithms' cost functions are built from, in seconds.
+class CostModel {
+ public:
+  explicit CostModel(const CostInputs& in);
+
+  const CostInputs& in() const { return in_; }
+  double n() const { return n_; }
+  double p() const { return in_.ranks; }
+  // One message of `items` sparse items over `length` indices, as the stream sends it.
+  double message(double items, double length) const;
+  // Items in the sum of the inputs of `m` ranks.
+  double sum_of(double m) const;
+  // Bandwidth term of `values` dense values.
+  double dense(double values) const;
+  // The Split phase over `parts` ranks (split_reduce.h).
+  double split(int parts) const;
+  // MPI's dense allgather of N values, and its reduce-scatter of `values` over `parts`.
+  double dense_allgather() const;
+  double dense_reduce_scatter(double values, int parts) const;
+
+ private:
+  CostInputs in_;
+  double n_;
+};
+
+}  // namespace mpisgd

@@ -1,0 +1,57 @@
+#pragma once
+// Sparse allreduce (thesis chapter 3): every rank holds a sparse vector over [0, N); all
+// end with their sum. An MPI-like collective: called by every rank of the communicator
+// with its own input, returns the same result on every rank. Usable without the trainer:
+//
+//   mpisgd::CountedComm comm(MPI_COMM_WORLD);
+//   auto ar = mpisgd::make_sparse_allreduce<float>("ssar_split_ag", comm, n, {});
+//   mpisgd::Stream<float> in(n);
+//   mpisgd::encode<float>(index, value, {0, n}, {}, in);
+//   const mpisgd::Stream<float>& sum = ar->allreduce(in);
+//
+// Adding an algorithm is one file in src/collectives/ and one line in registry.cpp.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/counted_comm.h"
+#include "sparse/stream.h"
+
+namespace mpisgd {
+
+struct CollectiveConfig {
+  DenseSwitch dense_switch;
+  int group_size = 8;  // early-switching DSAR: ranks that go dense together
+};
+
+template <class V>
+class SparseAllreduce {
+ public:
+  virtual ~SparseAllreduce() = default;
+  // Collective. `input` is a stream over [0, N) (see encode()); the result is valid
+  // until the next call.
+  virtual const Stream<V>& allreduce(const Stream<V>& input) = 0;
+};
+
+class CostModel;
+
+template <class V>
+struct CollectiveInfo {
+  std::string name;
+  std::string summary;
+  std::unique_ptr<SparseAllreduce<V>> (*make)(CountedComm&, uint32_t dim, const CollectiveConfig&);
+  // Predicted seconds of one call (cost_model.h); null for "auto", which uses the others'.
+  double (*cost)(const CostModel&);
+};
+
+// Every algorithm, in the order benchmarks list them.
+template <class V>
+const std::vector<CollectiveInfo<V>>& sparse_allreduce_registry();
+
+// Throws std::invalid_argument naming the known algorithms if `name` is not one.
+template <class V>
+std::unique_ptr<SparseAllreduce<V>> make_sparse_allreduce(const std::string& name, CountedComm& comm, uint32_t dim,
+                                                          const CollectiveConfig& config);
+
+}  // namespace mpisgd

@@ -1,0 +1,94 @@
+// auto: before each call, predicts every algorithm's time with the alpha-beta model of
+// cost_model.h (thesis Table 3.1) and runs the fastest. alpha and beta are measured once,
+// at construction, by a ping-pong (comm/alpha_beta.h). The inputs are the largest input
+// size k of this call (one small allreduce) and the result size K of the previous call,
+// from which the effective index space is fitted; on the first call indices are assumed
+// uniform over [0, N). Every rank sees the same k, K, alpha and beta, so all choose alike.
+#include <algorithm>
+#include <limits>
+
+#include <spdlog/spdlog.h>
+
+#include "collectives/cost_model.h"
+#include "collectives/sparse_allreduce.h"
+#include "comm/alpha_beta.h"
+#include "sparse/stream_sum.h"
+
+namespace mpisgd {
+namespace {
+
+template <class V>
+class SparseAuto final : public SparseAllreduce<V> {
+ public:
+  SparseAuto(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
+      : comm_(comm), dim_(dim), config_(config), network_(measure_alpha_beta(comm.raw())) {
+    for (const auto& info : sparse_allreduce_registry<V>()) {
+      if (info.cost) candidates_.push_back(Candidate{&info, nullptr});
+    }
+    spdlog::debug("auto allreduce: alpha {:.2e} s, beta {:.2e} s/byte ({:.0f} MB/s)", network_.alpha, network_.beta,
+                  network_.beta > 0 ? 1e-6 / network_.beta : 0.0);
+  }
+
+  const Stream<V>& allreduce(const Stream<V>& input) override {
+    CountedComm::Timed timed(comm_);
+    uint64_t k = input.is_dense() ? dim_ : input.count();
+    MPI_Allreduce(MPI_IN_PLACE, &k, 1, MPI_UINT64_T, MPI_MAX, comm_.raw());
+    comm_.count_sent(sizeof k);
+    comm_.count_received(sizeof k);
+
+    CostInputs in;
+    in.ranks = comm_.size();
+    in.dim = dim_;
+    in.k = static_cast<double>(k);
+    in.universe = last_result_ < 0 ? dim_ : fit_universe(last_k_, last_result_, in.ranks, dim_);
+    in.group_size = config_.group_size;
+    in.value_bytes = sizeof(V);
+    in.dense_switch = config_.dense_switch;
+    in.network = network_;
+    const CostModel model(in);
+
+    Candidate* best = nullptr;
+    double best_seconds = std::numeric_limits<double>::infinity();
+    for (Candidate& c : candidates_) {
+      const double s = c.info->cost(model);
+      if (s < best_seconds) best_seconds = s, best = &c;
+    }
+    if (best != chosen_) {
+      spdlog::debug("auto allreduce: k {} M {:.3g}: {} (predicted {:.3g} s)", k, in.universe, best->info->name,
+                    best_seconds);
+      chosen_ = best;
+    }
+    // Every rank reaches this point with the same choice, so the collective
+    // construction (communicator splits) of a first use is safe.
+    if (!best->algorithm) best->algorithm = best->info->make(comm_, dim_, config_);
+    const Stream<V>& result = best->algorithm->allreduce(input);
+    last_k_ = static_cast<double>(k);
+    last_result_ = static_cast<double>(nonzeros(result));
+    return result;
+  }
+
+ private:
+  struct Candidate {
+    const CollectiveInfo<V>* info;
+    std::unique_ptr<SparseAllreduce<V>> algorithm;  // made on first use
+  };
+
+  CountedComm& comm_;
+  uint32_t dim_;
+  CollectiveConfig config_;
+  AlphaBeta network_;
+  std::vector<Candidate> candidates_;
+  Candidate* chosen_ = nullptr;
+  double last_k_ = 0, last_result_ = -1;
+};
+
+}  // namespace
+
+template <class V>
+std::unique_ptr<SparseAllreduce<V>> make_sparse_auto(CountedComm& comm, uint32_t dim, const CollectiveConfig& c) {
+  return std::make_unique<SparseAuto<V>>(comm, dim, c);
+}
+template std::unique_ptr<SparseAllreduce<float>> make_sparse_auto(CountedComm&, uint32_t, const CollectiveConfig&);
+template std::unique_ptr<SparseAllreduce<double>> make_sparse_auto(CountedComm&, uint32_t, const CollectiveConfig&);
+
+}  // namespace mpisgd

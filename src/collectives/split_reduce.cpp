@@ -1,0 +1,102 @@
+#include "collectives/split_reduce.h"
+
+#include "collectives/collective_util.h"
+#include "sparse/stream_sum.h"
+
+namespace mpisgd {
+
+template <class V>
+SplitReduce<V>::SplitReduce(MPI_Comm comm, CountedComm& counter, uint32_t dim, const DenseSwitch& sw)
+    : comm_(comm), counter_(counter), whole_{0, dim}, sw_(sw) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  // Sums swap buffers, so every buffer a part is summed in holds the longest range.
+  const auto longest = static_cast<uint32_t>((uint64_t{dim} + size_ - 1) / size_);
+  acc_.reserve(longest);
+  scratch_.reserve(longest);
+  send_.resize(size_);
+  recv_.resize(size_);
+  for (auto& s : recv_) s.reserve(longest);
+  send_req_.resize(size_ - 1);
+  recv_req_.resize(size_ - 1);
+  arrived_.resize(size_);
+  part_.resize(size_);
+  pending_.resize(size_);
+  tree_ = canonical_sum_order(size_);
+  taken_.resize(tree_.size());
+}
+
+template <class V>
+Range SplitReduce<V>::range(int part) const {
+  return owned_range(whole_.end, size_, part);
+}
+
+template <class V>
+const Stream<V>& SplitReduce<V>::reduce(const Stream<V>& input) {
+  const int p = size_;
+  for (int d = 1; d < p; ++d) {
+    MPI_Irecv(recv_[d].data(), static_cast<int>(recv_[d].capacity()), MPI_BYTE, (rank_ - d + p) % p, kTagSplit,
+              comm_, &recv_req_[d - 1]);
+  }
+  for (int d = 1; d < p; ++d) {
+    const int dest = (rank_ + d) % p;
+    extract(input, whole_, range(dest), sw_, send_[d]);
+    MPI_Isend(send_[d].data(), static_cast<int>(send_[d].bytes()), MPI_BYTE, dest, kTagSplit, comm_,
+              &send_req_[d - 1]);
+    counter_.count_sent(send_[d].bytes());
+  }
+  extract(input, whole_, owned(), sw_, acc_);
+
+  // part[s]: where rank s's part is; sums land in the first operand's slot.
+  for (int s = 0; s < p; ++s) part_[s] = s == rank_ ? &acc_ : &recv_[(rank_ - s + p) % p];
+  std::fill(arrived_.begin(), arrived_.end(), 0);
+  arrived_[rank_] = 1;
+  std::fill(pending_.begin(), pending_.end(), 0);
+  for (const auto& sum : tree_) ++pending_[sum.first];
+  std::fill(taken_.begin(), taken_.end(), 0);
+  size_t done = 0;
+  for (int waiting = p - 1;;) {
+    done = add_ready(done);
+    if (waiting == 0) break;
+    int index = MPI_UNDEFINED;
+    MPI_Waitany(p - 1, recv_req_.data(), &index, MPI_STATUS_IGNORE);
+    const int source = (rank_ - (index + 1) + p) % p;
+    arrived_[source] = 1;
+    counter_.count_received(part_[source]->bytes());
+    --waiting;
+  }
+  MPI_Waitall(p - 1, send_req_.data(), MPI_STATUSES_IGNORE);
+  return *part_[0];
+}
+
+template <class V>
+size_t SplitReduce<V>::add_ready(size_t done) {
+  // Each sum is taken as soon as both operands are complete, so summation overlaps the
+  // transfers still in flight.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = done; i < tree_.size(); ++i) {
+      const auto [into, from] = tree_[i];
+      if (taken_[i] || !arrived_[into] || !arrived_[from] || pending_[from] != 0 || !next_sum_into(into, i)) continue;
+      add_overlapping(*part_[into], *part_[from], scratch_, owned(), sw_);
+      --pending_[into];
+      taken_[i] = 1;
+      progress = true;
+    }
+    while (done < tree_.size() && taken_[done]) ++done;
+  }
+  return done;
+}
+
+template <class V>
+bool SplitReduce<V>::next_sum_into(int into, size_t i) const {
+  for (size_t j = 0; j < i; ++j) {
+    if (tree_[j].first == into && !taken_[j]) return false;
+  }
+  return true;
+}
+
+template class SplitReduce<float>;
+template class SplitReduce<double>;
+
+}  // namespace mpisgd

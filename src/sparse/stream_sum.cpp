@@ -1,0 +1,186 @@
+#include "sparse/stream_sum.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace mpisgd {
+namespace {
+
+// dense[index - offset] += value for every pair.
+template <class V>
+void scatter_add(std::span<const Pair<V>> pairs, uint32_t offset, V* __restrict dense) {
+  for (const Pair<V>& p : pairs) dense[p.index - offset] += p.value;
+}
+
+template <class V>
+void add_dense(V* __restrict acc, const V* __restrict in, size_t n) {
+#pragma omp simd
+  for (size_t i = 0; i < n; ++i) acc[i] += in[i];
+}
+
+// Two-pointer merge of ascending pairs; returns the number written to `out`.
+template <class V>
+uint32_t merge(std::span<const Pair<V>> a, std::span<const Pair<V>> b, Pair<V>* __restrict out) {
+  size_t i = 0, j = 0;
+  uint32_t n = 0;
+  while (i < a.size() && j < b.size()) {
+    uint32_t ia = a[i].index, ib = b[j].index;
+    if (ia < ib) {
+      out[n++] = a[i++];
+    } else if (ib < ia) {
+      out[n++] = b[j++];
+    } else {
+      out[n++] = Pair<V>{ia, a[i++].value + b[j++].value};
+    }
+  }
+  for (; i < a.size(); ++i) out[n++] = a[i];
+  for (; j < b.size(); ++j) out[n++] = b[j];
+  return n;
+}
+
+}  // namespace
+
+template <class V>
+void encode(std::span<const uint32_t> index, std::span<const V> value, Range range, const DenseSwitch& sw,
+            Stream<V>& out) {
+  out.reserve(range.length());
+  if (index.size() > sw.switch_count<V>(range.length())) {
+    out.set_zero_dense(range.length());
+    V* dense = out.values().data();
+    for (size_t j = 0; j < index.size(); ++j) dense[index[j] - range.begin] = value[j];
+    return;
+  }
+  out.set_sparse(static_cast<uint32_t>(index.size()));
+  Pair<V>* pairs = out.pairs().data();
+  for (size_t j = 0; j < index.size(); ++j) pairs[j] = Pair<V>{index[j], value[j]};
+}
+
+template <class V>
+void extract(const Stream<V>& in, Range whole, Range part, const DenseSwitch& sw, Stream<V>& out) {
+  out.reserve(part.length());
+  if (in.is_dense()) {
+    out.set_dense(part.length());
+    std::memcpy(out.values().data(), in.values().data() + (part.begin - whole.begin), part.length() * sizeof(V));
+    return;
+  }
+  auto pairs = in.pairs();
+  auto by_index = [](const Pair<V>& p, uint32_t i) { return p.index < i; };
+  auto first = std::lower_bound(pairs.begin(), pairs.end(), part.begin, by_index);
+  auto last = std::lower_bound(first, pairs.end(), part.end, by_index);
+  const auto n = static_cast<uint32_t>(last - first);
+  if (n > sw.switch_count<V>(part.length())) {
+    out.set_zero_dense(part.length());
+    scatter_add(std::span<const Pair<V>>(first, last), part.begin, out.values().data());
+  } else {
+    out.set_sparse(n);
+    std::memcpy(out.pairs().data(), pairs.data() + (first - pairs.begin()), n * sizeof(Pair<V>));
+  }
+}
+
+template <class V>
+void write_dense(const Stream<V>& in, Range range, V* out) {
+  if (in.is_dense()) {
+    std::memcpy(out, in.values().data(), range.length() * sizeof(V));
+    return;
+  }
+  std::fill_n(out, range.length(), V{0});
+  scatter_add(in.pairs(), range.begin, out);
+}
+
+template <class V>
+void densify(const Stream<V>& in, Range range, Stream<V>& out) {
+  out.reserve(range.length());
+  out.set_dense(range.length());
+  write_dense(in, range, out.values().data());
+}
+
+template <class V>
+void add_overlapping(Stream<V>& acc, Stream<V>& in, Stream<V>& scratch, Range range, const DenseSwitch& sw) {
+  const uint32_t n = range.length();
+  if (acc.is_dense() && in.is_dense()) {  // 1.b: SIMD addition in place
+    add_dense(acc.values().data(), in.values().data(), n);
+  } else if (acc.is_dense()) {  // 1.c: scatter the pairs in place
+    scatter_add(std::span<const Pair<V>>(in.pairs()), range.begin, acc.values().data());
+  } else if (in.is_dense()) {  // 1.d: the dense side is in's buffer; add acc into it
+    scatter_add(std::span<const Pair<V>>(acc.pairs()), range.begin, in.values().data());
+    acc.swap(in);
+  } else {  // 1.a: merge; the union is at most |a| + |b|, so merge sparse when that fits
+    const uint64_t bound = uint64_t{acc.count()} + in.count();
+    scratch.reserve(n);
+    if (Stream<V>::sparse_bytes(bound) <= scratch.capacity()) {
+      scratch.set_sparse(merge<V>(acc.pairs(), in.pairs(), scratch.pairs().data()));
+      if (scratch.count() > sw.switch_count<V>(n)) {
+        densify(scratch, range, acc);
+      } else {
+        acc.swap(scratch);
+      }
+    } else {
+      scratch.set_zero_dense(n);
+      scatter_add(std::span<const Pair<V>>(acc.pairs()), range.begin, scratch.values().data());
+      scatter_add(std::span<const Pair<V>>(in.pairs()), range.begin, scratch.values().data());
+      acc.swap(scratch);
+    }
+  }
+}
+
+template <class V>
+void concat_disjoint(Stream<V>& lower, const Stream<V>& upper, Range lower_range, Range upper_range,
+                     Stream<V>& scratch, const DenseSwitch& sw) {
+  const Range joined{lower_range.begin, upper_range.end};
+  lower.reserve(joined.length());
+  if (!lower.is_dense() && !upper.is_dense()) {
+    const uint64_t total = uint64_t{lower.count()} + upper.count();
+    if (total <= sw.switch_count<V>(joined.length())) {  // 2.a: append the upper pairs
+      const uint32_t had = lower.count();
+      lower.set_sparse(static_cast<uint32_t>(total));
+      std::memcpy(lower.pairs().data() + had, upper.pairs().data(), upper.count() * sizeof(Pair<V>));
+      return;
+    }
+    scratch.reserve(joined.length());
+    scratch.set_zero_dense(joined.length());
+    scatter_add(std::span<const Pair<V>>(lower.pairs()), joined.begin, scratch.values().data());
+    scatter_add(upper.pairs(), joined.begin, scratch.values().data());
+    lower.swap(scratch);
+    return;
+  }
+  if (lower.is_dense()) {  // 2.b / 2.c: extend the dense lower part in place
+    lower.set_dense(joined.length());
+    V* tail = lower.values().data() + lower_range.length();
+    if (upper.is_dense()) {
+      std::memcpy(tail, upper.values().data(), upper_range.length() * sizeof(V));
+    } else {
+      std::fill_n(tail, upper_range.length(), V{0});
+      scatter_add(upper.pairs(), upper_range.begin, tail);
+    }
+    return;
+  }
+  // 2.d: sparse lower, dense upper: the dense result needs a fresh buffer
+  scratch.reserve(joined.length());
+  scratch.set_zero_dense(joined.length());
+  scatter_add(std::span<const Pair<V>>(lower.pairs()), joined.begin, scratch.values().data());
+  std::memcpy(scratch.values().data() + lower_range.length(), upper.values().data(),
+              upper_range.length() * sizeof(V));
+  lower.swap(scratch);
+}
+
+template <class V>
+uint64_t nonzeros(const Stream<V>& s) {
+  if (!s.is_dense()) return s.count();
+  uint64_t n = 0;
+  for (V v : s.values()) n += v != V{0};
+  return n;
+}
+
+#define MPISGD_STREAM_SUM(V)                                                                                    \
+  template void encode<V>(std::span<const uint32_t>, std::span<const V>, Range, const DenseSwitch&, Stream<V>&); \
+  template void extract<V>(const Stream<V>&, Range, Range, const DenseSwitch&, Stream<V>&);                     \
+  template void write_dense<V>(const Stream<V>&, Range, V*);                                                     \
+  template void densify<V>(const Stream<V>&, Range, Stream<V>&);                                                 \
+  template void add_overlapping<V>(Stream<V>&, Stream<V>&, Stream<V>&, Range, const DenseSwitch&);              \
+  template void concat_disjoint<V>(Stream<V>&, const Stream<V>&, Range, Range, Stream<V>&, const DenseSwitch&); \
+  template uint64_t nonzeros<V>(const Stream<V>&);
+MPISGD_STREAM_SUM(float)
+MPISGD_STREAM_SUM(double)
+#undef MPISGD_STREAM_SUM
+
+}  // namespace mpisgd

@@ -1,0 +1,49 @@
+#pragma once
+// Building and summing streams: the eight cases of thesis section 4.1.3, for two streams
+// over the same range (overlapping indices, "case 1") and over two adjacent ranges (the
+// concatenation of an allgather, "case 2"), each sparse+sparse, dense+dense, dense+sparse
+// and sparse+dense. Results land in place where the layout allows it; otherwise in a
+// scratch stream that is swapped in, so no call allocates.
+#include <span>
+
+#include "sparse/stream.h"
+
+namespace mpisgd {
+
+// Encodes sorted (index, value) pairs whose indices lie in `range` as a stream over it,
+// dense if there are more than the switch allows.
+template <class V>
+void encode(std::span<const uint32_t> index, std::span<const V> value, Range range, const DenseSwitch& sw,
+            Stream<V>& out);
+
+// out = the part of `in` (a stream over `whole`) that lies in `part`, as a stream over
+// `part`: the pairs in it, sparse if they are few enough, else the dense slice.
+template <class V>
+void extract(const Stream<V>& in, Range whole, Range part, const DenseSwitch& sw, Stream<V>& out);
+
+// Writes the dense form of `in` (a stream over `range`) to out[0, range.length()).
+template <class V>
+void write_dense(const Stream<V>& in, Range range, V* out);
+
+// out = the dense form of `in` over `range`.
+template <class V>
+void densify(const Stream<V>& in, Range range, Stream<V>& out);
+
+// acc += in, both over `range`. May swap `in` or `scratch` with `acc`, so both lose
+// their contents. Every index gets exactly one addition, acc + in, in whichever form, so
+// the values do not depend on the representations (IEEE addition is commutative).
+template <class V>
+void add_overlapping(Stream<V>& acc, Stream<V>& in, Stream<V>& scratch, Range range, const DenseSwitch& sw);
+
+// lower = lower ++ upper, where `upper_range` starts where `lower_range` ends; the result
+// covers both ranges. `lower` needs the capacity of the joined range. May swap `scratch`
+// with `lower`.
+template <class V>
+void concat_disjoint(Stream<V>& lower, const Stream<V>& upper, Range lower_range, Range upper_range,
+                     Stream<V>& scratch, const DenseSwitch& sw);
+
+// Number of non-zero values a stream holds (a dense one is scanned).
+template <class V>
+uint64_t nonzeros(const Stream<V>& s);
+
+}  // namespace mpisgd
