@@ -35,13 +35,20 @@ double fit_universe(double k, double result, int ranks, double dim) {
 
 CostModel::CostModel(const CostInputs& in) : in_(in), n_(static_cast<double>(in.dim)) {}
 
+bool CostModel::goes_dense(double items, double length) const {
+  const auto value = static_cast<double>(in_.value_bytes);
+  return std::min(items, length) > std::min(length * value / (sizeof(uint32_t) + value), in_.dense_switch.density * length);
+}
+
 double CostModel::message(double items, double length) const {
   const auto value = static_cast<double>(in_.value_bytes);
   const double pair = sizeof(uint32_t) + value;
-  items = std::min(items, length);
-  const double switch_at = std::min(length * value / pair, in_.dense_switch.density * length);
-  const double bytes = Stream<float>::kHeaderBytes + (items > switch_at ? length * value : items * pair);
+  const double bytes = Stream<float>::kHeaderBytes + (goes_dense(items, length) ? length * value : items * pair);
   return in_.network.alpha + in_.network.beta * bytes;
+}
+
+double CostModel::sum(double items, double length) const {
+  return goes_dense(items, length) ? length * in_.compute.dense_element_s : 2 * items * in_.compute.merge_item_s;
 }
 
 double CostModel::sum_of(double m) const { return std::min(expected_union(in_.k, in_.universe, m), n_); }
@@ -50,7 +57,14 @@ double CostModel::dense(double values) const {
   return in_.network.beta * values * static_cast<double>(in_.value_bytes);
 }
 
-double CostModel::split(int parts) const { return (parts - 1) * message(in_.k / parts, n_ / parts); }
+double CostModel::split(int parts) const {
+  const double length = n_ / parts;
+  double t = (parts - 1) * message(in_.k / parts, length);
+  // The owner sums its parts as a tree: at the level where partial sums hold m parts,
+  // about parts / 2m sums, each of a partial of sum_of(m) / parts items.
+  for (int m = 1; m < parts; m *= 2) t += std::ceil(parts / (2.0 * m)) * sum(sum_of(m) / parts, length);
+  return t;
+}
 
 double CostModel::dense_allgather() const {
   return ceil_log2(in_.ranks) * in_.network.alpha + dense((p() - 1) / p() * n_);
@@ -58,7 +72,15 @@ double CostModel::dense_allgather() const {
 
 double CostModel::dense_reduce_scatter(double values, int parts) const {
   if (parts <= 1) return 0;
-  return ceil_log2(parts) * in_.network.alpha + dense((parts - 1.0) / parts * values);
+  const double share = (parts - 1.0) / parts * values;
+  return ceil_log2(parts) * in_.network.alpha + dense(share) + share * in_.compute.dense_element_s;
+}
+
+DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed& compute, size_t value_bytes) {
+  const auto value = static_cast<double>(value_bytes);
+  const double dense = value * network.beta + compute.dense_element_s;
+  const double sparse = (sizeof(uint32_t) + value) * network.beta + 2 * compute.merge_item_s;
+  return DenseSwitch{sparse > 0 ? std::min(1.0, dense / sparse) : DenseSwitch::kMeasuredDensity};
 }
 
 }  // namespace mpisgd

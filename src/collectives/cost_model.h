@@ -11,6 +11,7 @@
 
 #include "comm/alpha_beta.h"
 #include "sparse/stream.h"
+#include "sparse/summation_speed.h"
 
 namespace mpisgd {
 
@@ -23,7 +24,16 @@ struct CostInputs {
   size_t value_bytes = 4;   // sizeof(V)
   DenseSwitch dense_switch;
   AlphaBeta network;
+  // The thesis model leaves computation out; on a fast network (shared memory) the sums
+  // cost as much as the transfers, so they are in.
+  SummationSpeed compute;
 };
+
+// The density at which sending and summing a stream dense costs what sparse does:
+// (value_bytes beta + dense add) / (pair bytes beta + 2 merge items), never above the
+// byte bound. Near the summation crossover on a fast network, near the byte bound on a
+// slow one.
+DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed& compute, size_t value_bytes);
 
 // Expected size of the union of m random k-subsets of [0, M).
 double expected_union(double k, double universe, double m);
@@ -41,6 +51,8 @@ class CostModel {
   double p() const { return in_.ranks; }
   // One message of `items` sparse items over `length` indices, as the stream sends it.
   double message(double items, double length) const;
+  // Adding a received stream of `items` items over `length` indices to a partial sum.
+  double sum(double items, double length) const;
   // Items in the sum of the inputs of `m` ranks.
   double sum_of(double m) const;
   // Bandwidth term of `values` dense values.
@@ -52,6 +64,8 @@ class CostModel {
   double dense_reduce_scatter(double values, int parts) const;
 
  private:
+  bool goes_dense(double items, double length) const;
+
   CostInputs in_;
   double n_;
 };

@@ -62,8 +62,11 @@ class SsarRecDbl final : public SparseAllreduce<V> {
 double ssar_rec_dbl_cost(const CostModel& m) {
   const Fold fold(0, m.in().ranks);
   const double held_after_fold = m.p() / fold.p2;  // inputs a rank holds after the fold
-  double t = fold.rem ? m.message(m.in().k, m.n()) : 0;
-  for (int stage = 1; stage < fold.p2; stage *= 2) t += m.message(m.sum_of(held_after_fold * stage), m.n());
+  double t = fold.rem ? m.message(m.in().k, m.n()) + m.sum(m.in().k, m.n()) : 0;
+  for (int stage = 1; stage < fold.p2; stage *= 2) {
+    const double items = m.sum_of(held_after_fold * stage);
+    t += m.message(items, m.n()) + m.sum(items, m.n());
+  }
   return t + (fold.rem ? m.message(m.sum_of(m.p()), m.n()) : 0);
 }
 

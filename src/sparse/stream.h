@@ -29,10 +29,12 @@ struct [[gnu::packed]] Pair {
 
 // Where a stream goes dense. The byte bound phi(n) = floor(n sizeof(V) / sizeof(Pair)) is
 // the thesis' (section 4.1.2); the density bound is where sparse summation becomes slower
-// than dense addition, measured by apps/summation_bench (thesis section 5.2.5 found 6.25%
-// on its machines; README "Summation kernel" gives ours).
+// than dense addition, measured by apps/summation_bench: 2.6-3% at N = 1M-3.2M, 3-7% at
+// 16M (thesis section 5.2.5: 6.25%; README "Summation kernel"). That is the right switch
+// on a fast network; on a slow one the bytes matter more and the switch belongs near the
+// byte bound, which is where the `auto` collective puts it (cost_model.h).
 struct DenseSwitch {
-  static constexpr double kMeasuredDensity = 0.0625;
+  static constexpr double kMeasuredDensity = 0.03;
   double density = kMeasuredDensity;
 
   template <class V>
