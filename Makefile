@@ -29,7 +29,7 @@ UNIT_OBJS := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tests/unit/*.cpp))
 MPI_OBJS  := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tests/mpi/*.cpp))
 TESTS     := $(BUILD)/unit_tests $(BUILD)/mpi_tests
 
-.PHONY: all deps test demo bench clean
+.PHONY: all deps test demo bench bench-allreduce bench-strategies clean
 .SECONDARY:
 all: $(APPS)
 
@@ -62,6 +62,17 @@ demo: $(APPS)
 bench: $(APPS)
 	@scripts/install_deps.sh --bench
 	@scripts/bench_foundation.py
+
+# The sparse allreduce micro-benchmark sweep and the strategies on the trainer; both take
+# NETWORK=shared|per-rank to run over scripts/slow_network.sh's emulated 1 Gbit/s.
+NETWORK ?= none
+bench-allreduce: $(APPS)
+	@scripts/install_deps.sh --bench
+	@scripts/bench_allreduce.sh --network $(NETWORK)
+
+bench-strategies: $(APPS)
+	@scripts/install_deps.sh --bench
+	@scripts/bench_strategies.py --network $(NETWORK)
 
 clean:
 	rm -rf $(BUILD)

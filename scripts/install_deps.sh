@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package mpisgd needs, and nothing when they are all there,
-# so `make` can call it on every run. `--bench` adds what the benchmarks compare against.
+# so `make` can call it on every run. `--bench` adds what the benchmarks compare against
+# and iproute2 for scripts/slow_network.sh.
 set -euo pipefail
 
 packages=(
@@ -11,7 +12,7 @@ packages=(
   python3 python3-numpy python3-matplotlib
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-sklearn time)
+  packages+=(python3-sklearn time iproute2)
 fi
 
 missing=()

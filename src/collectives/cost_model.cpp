@@ -51,6 +51,8 @@ double CostModel::sum(double items, double length) const {
   return goes_dense(items, length) ? length * in_.compute.dense_element_s : 2 * items * in_.compute.merge_item_s;
 }
 
+double CostModel::share(int senders) const { return in_.mean_volume ? senders / p() : 1.0; }
+
 double CostModel::sum_of(double m) const { return std::min(expected_union(in_.k, in_.universe, m), n_); }
 
 double CostModel::dense(double values) const {

@@ -27,6 +27,10 @@ struct CostInputs {
   // The thesis model leaves computation out; on a fast network (shared memory) the sums
   // cost as much as the transfers, so they are in.
   SummationSpeed compute;
+  // false: the time of the slowest rank's path (what auto compares); true: the mean over
+  // ranks of the bytes each sends (alpha = 0, beta = 1), which differs when P is not a
+  // power of two: only some ranks send the fold's messages and the stages'.
+  bool mean_volume = false;
 };
 
 // The density at which sending and summing a stream dense costs what sparse does:
@@ -55,6 +59,9 @@ class CostModel {
   double sum(double items, double length) const;
   // Items in the sum of the inputs of `m` ranks.
   double sum_of(double m) const;
+  // How many of a phase's messages count: 1 on the slowest path; in mean_volume mode the
+  // share of ranks that send one, `senders` of P.
+  double share(int senders) const;
   // Bandwidth term of `values` dense values.
   double dense(double values) const;
   // The Split phase over `parts` ranks (split_reduce.h).

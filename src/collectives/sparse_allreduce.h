@@ -32,6 +32,8 @@ class SparseAllreduce {
   // Collective. `input` is a stream over [0, N) (see encode()); the result is valid
   // until the next call.
   virtual const Stream<V>& allreduce(const Stream<V>& input) = 0;
+  // A selector (auto) names the algorithm that served the last call; others say nothing.
+  virtual std::string choice() const { return {}; }
 };
 
 class CostModel;

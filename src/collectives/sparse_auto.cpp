@@ -3,9 +3,10 @@
 // at construction, by a ping-pong (comm/alpha_beta.h), and so is the speed of summation
 // (sparse/summation_speed.h); from both follows the dense switch its streams use, near
 // the byte bound on a slow network and near the summation crossover on a fast one (it
-// replaces the configured one). The inputs are the largest input size k of this call (one
-// small allreduce) and the result size K of the previous call, from which the effective
-// index space is fitted; on the first call indices are assumed uniform over [0, N). Every
+// replaces the configured one). The inputs are the largest input size k and the result
+// size K of the previous call, from which the effective index space is fitted; on the
+// first call indices are assumed uniform over [0, N). k travels in a non-blocking
+// allreduce started by the call and finished by the next, so it costs no latency. Every
 // rank sees the same k, K and measurements, so all choose alike.
 #include <algorithm>
 #include <limits>
@@ -59,10 +60,17 @@ class SparseAuto final : public SparseAllreduce<V> {
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
     CountedComm::Timed timed(comm_);
-    uint64_t k = input.is_dense() ? dim_ : input.count();
-    MPI_Allreduce(MPI_IN_PLACE, &k, 1, MPI_UINT64_T, MPI_MAX, comm_.raw());
-    comm_.count_sent(sizeof k);
-    comm_.count_received(sizeof k);
+    const uint64_t local_k = input.is_dense() ? dim_ : input.count();
+    if (k_request_ == MPI_REQUEST_NULL) {  // the first call: nothing from before
+      MPI_Allreduce(&local_k, &k_max_, 1, MPI_UINT64_T, MPI_MAX, comm_.raw());
+      count_k_exchange();
+    } else {
+      MPI_Wait(&k_request_, MPI_STATUS_IGNORE);
+    }
+    const uint64_t k = k_max_;
+    k_local_ = local_k;
+    MPI_Iallreduce(&k_local_, &k_max_, 1, MPI_UINT64_T, MPI_MAX, comm_.raw(), &k_request_);
+    count_k_exchange();
 
     CostInputs in;
     in.ranks = comm_.size();
@@ -96,7 +104,18 @@ class SparseAuto final : public SparseAllreduce<V> {
     return result;
   }
 
+  std::string choice() const override { return chosen_ ? chosen_->info->name : std::string(); }
+
+  ~SparseAuto() override {
+    if (k_request_ != MPI_REQUEST_NULL) MPI_Wait(&k_request_, MPI_STATUS_IGNORE);
+  }
+
  private:
+  void count_k_exchange() {
+    comm_.count_sent(sizeof(uint64_t));
+    comm_.count_received(sizeof(uint64_t));
+  }
+
   struct Candidate {
     const CollectiveInfo<V>* info;
     std::unique_ptr<SparseAllreduce<V>> algorithm;  // made on first use
@@ -110,6 +129,8 @@ class SparseAuto final : public SparseAllreduce<V> {
   std::vector<Candidate> candidates_;
   Candidate* chosen_ = nullptr;
   double last_k_ = 0, last_result_ = -1;
+  uint64_t k_local_ = 0, k_max_ = 0;  // the buffers of the allreduce in flight
+  MPI_Request k_request_ = MPI_REQUEST_NULL;
 };
 
 }  // namespace

@@ -80,12 +80,12 @@ class SsarSplitAllgather final : public SparseAllreduce<V> {
 double ssar_split_ag_cost(const CostModel& m) {
   const Fold fold(0, m.in().ranks);
   const double total = m.sum_of(m.p());
-  double t = m.split(m.in().ranks) + (fold.rem ? m.message(total / m.p(), m.n() / m.p()) : 0);
+  double t = m.split(m.in().ranks) + (fold.rem ? m.share(fold.rem) * m.message(total / m.p(), m.n() / m.p()) : 0);
   for (int held = 1; held < fold.p2; held *= 2) {
     const double share = held / static_cast<double>(fold.p2);  // of [0, N) a block covers
-    t += m.message(total * share, m.n() * share);
+    t += m.share(fold.p2) * m.message(total * share, m.n() * share);
   }
-  return t + (fold.rem ? m.message(total, m.n()) : 0);
+  return t + (fold.rem ? m.share(fold.rem) * m.message(total, m.n()) : 0);
 }
 
 template <class V>

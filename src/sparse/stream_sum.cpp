@@ -80,7 +80,8 @@ void extract(const Stream<V>& in, Range whole, Range part, const DenseSwitch& sw
 template <class V>
 void write_dense(const Stream<V>& in, Range range, V* out) {
   if (in.is_dense()) {
-    std::memcpy(out, in.values().data(), range.length() * sizeof(V));
+    // copy_n, not memcpy: `out` may be null for an empty range (an empty std::vector).
+    std::copy_n(in.values().data(), range.length(), out);
     return;
   }
   std::fill_n(out, range.length(), V{0});

@@ -1,0 +1,503 @@
+// allreduce_bench: the micro-benchmark of thesis section 5.2. Every rank draws a sparse
+// vector of k = density * N distinct indices over [0, N), and each allreduce algorithm of
+// the registry (src/collectives/registry.cpp) sums them; MPI_Allreduce of the dense
+// vector ("dense") is the baseline every other time is divided by.
+//
+//   mpirun -np P build/allreduce_bench --dim N --density D [--dist uniform|powerlaw]
+//          [--algo all|NAME[,NAME]] [--reps R] [--warmup W] [--type float|double]
+//          [--group-size G] [--dense-switch X] [--seed S] [--csv FILE]
+//
+// Per algorithm, rank 0 prints: the median, 25% and 75% quantile of the time of one call
+// (each call's time is the slowest rank's; the quantiles are over the reps), the bytes
+// sent and received per rank per call (CountedComm's counters, mean over ranks), the
+// bytes the cost model (thesis Table 3.1, cost_model.h) predicts for this k, N and P,
+// the ratio of the two, the density of the result, and the time relative to "dense".
+//
+// The inputs are drawn once and are the same on every rep (the thesis drew five sets);
+// each algorithm's first call is checked against a plain MPI_Allreduce of the dense
+// inputs (relative tolerance 1e-5) and is not timed.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <mpi.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collectives/cost_model.h"
+#include "collectives/sparse_allreduce.h"
+#include "comm/counted_comm.h"
+#include "comm/log.h"
+#include "sparse/stream.h"
+#include "sparse/stream_sum.h"
+
+namespace {
+
+using namespace mpisgd;
+
+struct Options {
+  uint32_t dim = 1 << 20;
+  double density = 1e-3;
+  std::string dist = "uniform";
+  double skew = 3.0;
+  std::string algo = "all";
+  int reps = 10;
+  int warmup = 1;
+  std::string type = "float";
+  int group_size = 8;
+  double dense_switch = DenseSwitch::kMeasuredDensity;
+  uint64_t seed = 1;
+  std::string csv;
+  std::string log_level = "warn";
+};
+
+// ---------------------------------------------------------------------------------------
+// Inputs
+
+class Bitmap {
+ public:
+  explicit Bitmap(uint64_t n) : words_((n + 63) / 64, 0) {}
+  // Sets bit i; returns whether it was clear.
+  bool insert(uint64_t i) {
+    uint64_t& w = words_[i / 64];
+    const uint64_t bit = uint64_t{1} << (i % 64);
+    if (w & bit) return false;
+    w |= bit;
+    return true;
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+};
+
+// k distinct indices of [0, n), ascending. uniform: every k-subset equally likely (Floyd's
+// algorithm). powerlaw: floor(n u^skew) for u uniform in [0, 1): index i is drawn with
+// probability ~ (i/n)^(1/skew - 1), so low indices are much more popular and the ranks'
+// sets overlap far more than uniform ones; duplicates are dropped and more are drawn until
+// there are k (after many rounds, uniform draws fill in the rest).
+std::vector<uint32_t> draw_indices(uint32_t n, uint64_t k, const std::string& dist, double skew,
+                                   std::mt19937_64& rng) {
+  std::vector<uint32_t> out;
+  out.reserve(k);
+  Bitmap seen(n);
+  if (dist == "uniform") {
+    for (uint64_t j = n - k; j < n; ++j) {
+      const uint64_t t = std::uniform_int_distribution<uint64_t>(0, j)(rng);
+      const uint64_t pick = seen.insert(t) ? t : j;
+      if (pick == j) seen.insert(j);
+      out.push_back(static_cast<uint32_t>(pick));
+    }
+  } else {
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (int round = 0; out.size() < k && round < 64; ++round) {
+      for (uint64_t missing = k - out.size(); missing > 0; --missing) {
+        const auto i = static_cast<uint64_t>(static_cast<double>(n) * std::pow(unit(rng), skew));
+        const uint64_t idx = std::min<uint64_t>(i, n - 1);
+        if (seen.insert(idx)) out.push_back(static_cast<uint32_t>(idx));
+      }
+    }
+    std::uniform_int_distribution<uint32_t> any(0, n - 1);
+    while (out.size() < k) {
+      const uint32_t idx = any(rng);
+      if (seen.insert(idx)) out.push_back(idx);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Small helpers
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+std::string human_bytes(double b) {
+  if (!std::isfinite(b)) return "-";
+  if (b < 1e3) return fmt::format("{:.0f} B", b);
+  if (b < 1e6) return fmt::format("{:.2f} kB", b / 1e3);
+  if (b < 1e9) return fmt::format("{:.2f} MB", b / 1e6);
+  return fmt::format("{:.2f} GB", b / 1e9);
+}
+
+std::string ms(double s) { return std::isfinite(s) ? fmt::format("{:.3f}", s * 1e3) : "-"; }
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// Sums `n` values over all ranks in pieces MPI's int counts can take (uncounted: this is
+// the benchmark's reference, not an algorithm under test).
+template <class V>
+void reference_sum(std::vector<V>& v, MPI_Comm comm) {
+  for (size_t done = 0; done < v.size();) {
+    const size_t count = std::min(kMaxMpiCount, v.size() - done);
+    MPI_Allreduce(MPI_IN_PLACE, v.data() + done, static_cast<int>(count), mpi_type<V>(), MPI_SUM, comm);
+    done += count;
+  }
+}
+
+struct Row {
+  std::string algo;
+  bool wrong = false;
+  double median = NAN, p25 = NAN, p75 = NAN;
+  double sent = NAN, received = NAN, sent_max = NAN;  // per rank per call
+  double analytical = NAN;
+  double result_density = NAN;
+  std::string note;
+};
+
+// measured / analytical bytes; 1 when both are 0 (one rank sends nothing).
+double ratio(const Row& r) {
+  if (r.sent == 0 && r.analytical == 0) return 1.0;
+  return r.sent / r.analytical;
+}
+
+// ---------------------------------------------------------------------------------------
+// The benchmark
+
+template <class V>
+class Bench {
+ public:
+  Bench(const Options& o, MPI_Comm world) : o_(o), comm_(world), rank_(comm_.rank()), p_(comm_.size()) {
+    config_.dense_switch.density = o.dense_switch;
+    config_.group_size = o.group_size;
+  }
+
+  int run() {
+    const std::vector<std::string> names = algorithms();
+    make_inputs();
+    std::vector<Row> rows;
+    for (const std::string& name : names) rows.push_back(measure(name));
+
+    // The analytical volume: the cost model with alpha = 0 and beta = 1 (seconds = bytes).
+    CostInputs in;
+    in.ranks = p_;
+    in.dim = o_.dim;
+    in.k = static_cast<double>(k_);
+    // Table 3.1's expectation is for uniform indices over [0, N); for skewed ones, the
+    // effective index space is fitted to the observed result size, as auto does.
+    in.universe = o_.dist == "uniform" ? static_cast<double>(o_.dim)
+                                       : fit_universe(in.k, static_cast<double>(ref_nonzeros_), p_, o_.dim);
+    in.group_size = o_.group_size;
+    in.value_bytes = sizeof(V);
+    in.dense_switch = config_.dense_switch;
+    in.network = AlphaBeta{0.0, 1.0};
+    in.mean_volume = true;
+    const CostModel bytes_model(in);
+    for (Row& r : rows) {
+      const CollectiveInfo<V>* info = find(r.algo);
+      // auto streams with its own dense switch, so only the algorithm it ran is told.
+      if (info->cost) r.analytical = info->cost(bytes_model);
+    }
+    if (rank_ == 0) {
+      print(rows);
+      if (!o_.csv.empty()) write_csv(rows);
+    }
+    std::string wrong;
+    for (const Row& r : rows) {
+      if (r.wrong) wrong += (wrong.empty() ? "" : ", ") + r.algo;
+    }
+    if (!wrong.empty() && rank_ == 0) {
+      std::fprintf(stderr, "allreduce_bench: FAILED: wrong sums from %s (see the errors above)\n", wrong.c_str());
+    }
+    return wrong.empty() ? 0 : 1;
+  }
+
+ private:
+  std::vector<std::string> algorithms() const {
+    std::vector<std::string> names;
+    if (o_.algo == "all") {
+      for (const auto& info : sparse_allreduce_registry<V>()) names.push_back(info.name);
+    } else {
+      names = split_list(o_.algo);
+      for (const std::string& n : names) {
+        if (!find(n)) {
+          std::string known;
+          for (const auto& info : sparse_allreduce_registry<V>()) known += (known.empty() ? "" : ", ") + info.name;
+          throw std::invalid_argument("--algo: unknown algorithm '" + n + "' (known: all, " + known + ")");
+        }
+      }
+      // The baseline is always measured, first: every time is relative to it.
+      names.erase(std::remove(names.begin(), names.end(), "dense"), names.end());
+      names.insert(names.begin(), "dense");
+    }
+    return names;
+  }
+
+  static const CollectiveInfo<V>* find(const std::string& name) {
+    for (const auto& info : sparse_allreduce_registry<V>()) {
+      if (info.name == name) return &info;
+    }
+    return nullptr;
+  }
+
+  void make_inputs() {
+    k_ = std::min<uint64_t>(o_.dim, static_cast<uint64_t>(std::llround(o_.density * o_.dim)));
+    std::seed_seq seq{o_.seed, static_cast<uint64_t>(rank_), uint64_t{0x5eed}};
+    std::mt19937_64 rng(seq);
+    index_ = draw_indices(o_.dim, k_, o_.dist, o_.skew, rng);
+    // Nonzero values of either sign, |v| in [0.1, 1).
+    std::uniform_real_distribution<double> mag(0.1, 1.0);
+    std::bernoulli_distribution neg(0.5);
+    value_.resize(index_.size());
+    for (V& v : value_) v = static_cast<V>(neg(rng) ? -mag(rng) : mag(rng));
+
+    input_.reserve(o_.dim);
+    encode<V>(index_, value_, Range{0, o_.dim}, config_.dense_switch, input_);
+
+    // Reference: MPI_Allreduce of the dense inputs, and of their magnitudes for the
+    // tolerance: |got - want| <= 1e-5 (|want| + sum |inputs|), which allows for any
+    // summation order yet catches a missing or doubled contribution.
+    ref_.assign(o_.dim, V{0});
+    tol_.assign(o_.dim, V{0});
+    for (size_t j = 0; j < index_.size(); ++j) {
+      ref_[index_[j]] = value_[j];
+      tol_[index_[j]] = std::abs(value_[j]);
+    }
+    reference_sum(ref_, comm_.raw());
+    reference_sum(tol_, comm_.raw());
+    ref_nonzeros_ = 0;
+    for (uint32_t i = 0; i < o_.dim; ++i) {
+      tol_[i] = static_cast<V>(1e-5 * (std::abs(static_cast<double>(ref_[i])) + static_cast<double>(tol_[i])));
+      ref_nonzeros_ += ref_[i] != V{0};
+    }
+  }
+
+  // Collective: every rank's result against the reference; true if all match.
+  bool verify(const std::string& name, const Stream<V>& result) {
+    std::vector<V> got(o_.dim);
+    write_dense(result, Range{0, o_.dim}, got.data());
+    uint64_t bad = 0, first = 0;
+    for (uint32_t i = 0; i < o_.dim; ++i) {
+      const double diff = std::abs(static_cast<double>(got[i]) - static_cast<double>(ref_[i]));
+      if (!(diff <= static_cast<double>(tol_[i]))) {  // also catches NaN
+        if (bad++ == 0) first = i;
+      }
+    }
+    if (bad) {
+      spdlog::error("{}: WRONG RESULT on rank {}: {} of {} values differ from MPI_Allreduce; first at index {}: got "
+                    "{}, want {} (result {} with {} items)",
+                    name, rank_, bad, o_.dim, first, got[first], ref_[first], result.is_dense() ? "dense" : "sparse",
+                    result.count());
+    }
+    uint64_t total = bad;
+    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, comm_.raw());
+    if (total && rank_ == 0) {
+      std::fprintf(stderr, "allreduce_bench: ERROR: %s gives a wrong sum (%llu wrong values over all ranks)\n",
+                   name.c_str(), static_cast<unsigned long long>(total));
+    }
+    return total == 0;
+  }
+
+  Row measure(const std::string& name) {
+    Row row;
+    row.algo = name;
+    std::unique_ptr<SparseAllreduce<V>> ar = make_sparse_allreduce<V>(name, comm_, o_.dim, config_);
+
+    // First call: checked, untimed. Then the warm-up calls.
+    row.wrong = !verify(name, ar->allreduce(input_));
+    for (int i = 1; i < o_.warmup; ++i) ar->allreduce(input_);
+
+    std::vector<double> times(static_cast<size_t>(o_.reps));
+    const CommStats before = comm_.stats();
+    const Stream<V>* result = nullptr;
+    for (int r = 0; r < o_.reps; ++r) {
+      MPI_Barrier(comm_.raw());
+      const double start = MPI_Wtime();
+      result = &ar->allreduce(input_);
+      times[static_cast<size_t>(r)] = MPI_Wtime() - start;
+    }
+    const CommStats moved = comm_.stats() - before;
+    if (result) row.result_density = static_cast<double>(nonzeros(*result)) / o_.dim;
+
+    MPI_Allreduce(MPI_IN_PLACE, times.data(), o_.reps, MPI_DOUBLE, MPI_MAX, comm_.raw());
+    uint64_t sums[2] = {moved.bytes_sent, moved.bytes_received};
+    uint64_t max_sent = moved.bytes_sent;
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM, comm_.raw());
+    MPI_Allreduce(MPI_IN_PLACE, &max_sent, 1, MPI_UINT64_T, MPI_MAX, comm_.raw());
+
+    if (o_.reps > 0) {
+      row.median = quantile(times, 0.5);
+      row.p25 = quantile(times, 0.25);
+      row.p75 = quantile(times, 0.75);
+      const double calls = o_.reps;
+      row.sent = static_cast<double>(sums[0]) / p_ / calls;
+      row.received = static_cast<double>(sums[1]) / p_ / calls;
+      row.sent_max = static_cast<double>(max_sent) / calls;
+    }
+    if (!ar->choice().empty()) row.note = "ran " + ar->choice();
+    return row;
+  }
+
+  void print(const std::vector<Row>& rows) const {
+    const double dense_median = rows.front().median;  // "dense" is always first
+    fmt::print("allreduce_bench: P={} N={} density={:g} (k={} per rank) dist={}{} type={} reps={} warmup={} "
+               "dense-switch={:g} group-size={}\n",
+               p_, o_.dim, o_.density, k_, o_.dist, o_.dist == "powerlaw" ? fmt::format(" (skew {:g})", o_.skew) : "",
+               o_.type, o_.reps, o_.warmup, o_.dense_switch, o_.group_size);
+    fmt::print("  inputs drawn once (seed {}), the same every rep; reference result density {:.4g} ({} nonzeros)\n",
+               o_.seed, static_cast<double>(ref_nonzeros_) / o_.dim, ref_nonzeros_);
+    fmt::print("  time: slowest rank per call, quantiles over reps; bytes: per rank per call, mean over ranks\n");
+    fmt::print("  analytical: cost_model.h with alpha=0, beta=1 (Table 3.1 + 8-byte headers, dense switch, fold), "
+               "index space M={}\n",
+               o_.dist == "uniform" ? std::string("N (uniform)")
+                                    : fmt::format("{:.4g} (fitted to the result size)",
+                                                  fit_universe(static_cast<double>(k_),
+                                                               static_cast<double>(ref_nonzeros_), p_, o_.dim)));
+    fmt::print("\n{:<14} {:>10} {:>10} {:>10} {:>8} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9}  {}\n", "algorithm",
+               "median ms", "p25 ms", "p75 ms", "vs dense", "sent/rank", "recv/rank", "sent max", "analytical",
+               "meas/anal", "res dens", "note");
+    for (const Row& r : rows) {
+      std::string note = r.note;
+      if (r.wrong) note = "WRONG RESULT" + (note.empty() ? "" : "; " + note);
+      if (std::isfinite(r.analytical) && std::abs(ratio(r) - 1) > 0.1) {
+        note += std::string(note.empty() ? "" : "; ") + ">10% off analytical";
+      }
+      const double vs = r.median / dense_median;
+      fmt::print("{:<14} {:>10} {:>10} {:>10} {:>8} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9.4g}  {}\n", r.algo,
+                 ms(r.median), ms(r.p25), ms(r.p75), vs >= 0.01 ? fmt::format("{:.3f}", vs) : fmt::format("{:.1e}", vs),
+                 human_bytes(r.sent),
+                 human_bytes(r.received), human_bytes(r.sent_max), human_bytes(r.analytical),
+                 std::isfinite(r.analytical) ? fmt::format("{:.3f}", ratio(r)) : "-", r.result_density, note);
+    }
+    std::fflush(stdout);
+  }
+
+  void write_csv(const std::vector<Row>& rows) const {
+    namespace fs = std::filesystem;
+    const fs::path path(o_.csv);
+    if (path.has_parent_path()) fs::create_directories(path.parent_path());
+    const bool fresh = !fs::exists(path) || fs::file_size(path) == 0;
+    std::ofstream out(path, std::ios::app);
+    if (!out) throw std::runtime_error("cannot open " + o_.csv + " for appending");
+    if (fresh) {
+      out << "ranks,dim,density,k,dist,type,dense_switch,group_size,reps,algo,median_s,p25_s,p75_s,time_vs_dense,"
+             "sent_bytes,received_bytes,sent_max_bytes,analytical_bytes,measured_over_analytical,result_density,"
+             "reference_density,correct,auto_ran\n";
+    }
+    const double dense_median = rows.front().median;
+    for (const Row& r : rows) {
+      out << fmt::format("{},{},{:g},{},{},{},{:g},{},{},{},{:.6e},{:.6e},{:.6e},{:.4f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},"
+                         "{:.6g},{:.6g},{},{}\n",
+                         p_, o_.dim, o_.density, k_, o_.dist, o_.type, o_.dense_switch, o_.group_size, o_.reps, r.algo,
+                         r.median, r.p25, r.p75, r.median / dense_median, r.sent, r.received, r.sent_max,
+                         r.analytical, ratio(r), r.result_density,
+                         static_cast<double>(ref_nonzeros_) / o_.dim, r.wrong ? 0 : 1,
+                         r.algo == "auto" ? r.note : "");
+    }
+    if (!out.flush()) throw std::runtime_error("write to " + o_.csv + " failed");
+  }
+
+  const Options& o_;
+  CountedComm comm_;
+  int rank_, p_;
+  CollectiveConfig config_;
+  uint64_t k_ = 0;
+  std::vector<uint32_t> index_;
+  std::vector<V> value_;
+  Stream<V> input_;
+  std::vector<V> ref_, tol_;
+  uint64_t ref_nonzeros_ = 0;
+};
+
+std::string algo_help() {
+  std::string help = "all, or a comma-separated list of (dense, the baseline, is always run):";
+  for (const auto& info : sparse_allreduce_registry<float>()) help += "\n  " + info.name + ": " + info.summary;
+  return help;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
+  Options o;
+  CLI::App app{"allreduce_bench: every sparse allreduce on synthetic sparse vectors (thesis section 5.2)"};
+  app.footer(
+      "Each rank draws k = density * dim distinct indices (seeded by --seed and its rank) with random nonzero "
+      "values; the inputs are drawn once and reused on every rep. Each algorithm's first call is checked against "
+      "MPI_Allreduce of the dense vectors (relative tolerance 1e-5; a wrong sum is reported and the exit status is "
+      "1) and is not timed. Times are the slowest rank's per call; bytes are CountedComm's counters per rank per "
+      "call; 'analytical' is the cost model (cost_model.h, thesis Table 3.1) evaluated with alpha = 0, beta = 1.");
+  app.add_option("--dim", o.dim, "vector dimension N")->check(CLI::Range(uint32_t{1}, UINT32_MAX))->capture_default_str();
+  app.add_option("--density", o.density, "nonzeros per rank / N, in (0, 1]")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--dist", o.dist, "index distribution: uniform, or powerlaw (floor(N u^skew): skewed to low indices)")
+      ->check(CLI::IsMember({"uniform", "powerlaw"}))
+      ->capture_default_str();
+  app.add_option("--skew", o.skew, "exponent of powerlaw (1 = uniform)")->check(CLI::Range(1.0, 100.0))->capture_default_str();
+  app.add_option("--algo", o.algo, algo_help())->capture_default_str();
+  app.add_option("--reps", o.reps, "timed calls per algorithm")->check(CLI::Range(1, 1000000))->capture_default_str();
+  app.add_option("--warmup", o.warmup, "untimed calls before the timed ones; the first is the checked call, made even with 0")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("--type", o.type, "value type")->check(CLI::IsMember({"float", "double"}))->capture_default_str();
+  app.add_option("--group-size", o.group_size, "early-switching DSAR: ranks per group")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--dense-switch", o.dense_switch, "density at which a stream goes dense (DenseSwitch)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "input seed (rank r uses seed and r)")->capture_default_str();
+  app.add_option("--csv", o.csv, "append one row per algorithm to this CSV file (header if new)");
+  app.add_option("--log-level", o.log_level, "trace|debug|info|warn|error|off (debug shows auto's choices)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = rank == 0 ? app.exit(e) : e.get_exit_code();
+    MPI_Finalize();
+    return code;
+  }
+  mpisgd::init_logging(rank, o.log_level);
+  if (o.density <= 0) {
+    if (rank == 0) std::fprintf(stderr, "allreduce_bench: --density must be above 0\n");
+    MPI_Finalize();
+    return 2;
+  }
+
+  int status = 0;
+  try {
+    status = o.type == "float" ? Bench<float>(o, MPI_COMM_WORLD).run() : Bench<double>(o, MPI_COMM_WORLD).run();
+  } catch (const std::invalid_argument& e) {
+    // Argument errors are found alike on every rank, before any communication.
+    if (rank == 0) std::fprintf(stderr, "allreduce_bench: %s\n", e.what());
+    MPI_Finalize();
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "allreduce_bench: rank %d: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return status;
+}

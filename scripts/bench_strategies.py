@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Trainer benchmark of the communication strategies: the same logreg run (URL-like data,
+batch 1000 per rank) with each strategy, optionally over the emulated slow network of
+scripts/slow_network.sh. Prints, per strategy, the mean epoch time, the mean
+communication time per epoch, the bytes each rank sent per epoch, the density of the
+combined update, and the speed-up over `allreduce`.
+
+usage: scripts/bench_strategies.py [--ranks 4] [--rows 200000] [--epochs 2]
+         [--network none|shared|per-rank] [--rate 1gbit] [--strategies a,b,...]
+         [--dense-switch D]   (passed to every strategy; sparse-auto derives its own)
+Profiles go to out/bench/strategies_<network>_<strategy>.csv."""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build")
+ALL = ["allreduce", "ssar-rec-dbl", "ssar-split-ag", "dsar-split-ag", "dsar-early", "sparse-auto"]
+
+
+def dataset(rows, out):
+    """The URL-like training set as a binary cache, made once."""
+    cache = os.path.join(out, f"url{rows}.bin")
+    if not os.path.exists(cache):
+        text = os.path.join(out, f"url{rows}.svm")
+        subprocess.run([os.path.join(BUILD, "gen_data"), "--kind", "url", "--rows", str(rows), "--seed", "7",
+                        "--out", text], check=True)
+        subprocess.run([os.path.join(ROOT, "scripts/mpirun_local.sh"), "-np", "1", os.path.join(BUILD, "mpisgd"),
+                        "convert", "--data", text, "--out", cache], check=True, capture_output=True)
+        os.remove(text)
+    return cache
+
+
+def launcher(args):
+    if args.network == "none":
+        return [os.path.join(ROOT, "scripts/mpirun_local.sh")]
+    return [os.path.join(ROOT, "scripts/slow_network.sh"), "--mode", args.network, "--rate", args.rate, "--"]
+
+
+def run(args, data, strategy, out):
+    profile = os.path.join(out, f"strategies_{args.network}_{strategy}.csv")
+    cmd = launcher(args) + ["-np", str(args.ranks), os.path.join(BUILD, "mpisgd"), "train", "--data", data,
+                            "--strategy", strategy, "--epochs", str(args.epochs), "--batch", "1000", "--lr", "5",
+                            "--lr-schedule", "invscaling", "--no-progress", "--profile", profile, "--log-level", "warn"]
+    if args.dense_switch is not None:
+        cmd += ["--dense-switch", str(args.dense_switch)]
+    subprocess.run(cmd, check=True)
+    with open(profile) as f:
+        rows = list(csv.DictReader(f))
+    mean = lambda key: sum(float(r[key]) for r in rows) / len(rows)
+    return {"wall": mean("wall_s_max"), "comm": mean("comm_s_mean"), "sent": mean("bytes_sent_mean") / 1e6,
+            "density": mean("density"), "loss": float(rows[-1]["train_loss"])}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--ranks", type=int, default=4)
+    p.add_argument("--rows", type=int, default=200000)
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--network", choices=["none", "shared", "per-rank"], default="none")
+    p.add_argument("--rate", default="1gbit")
+    p.add_argument("--strategies", default=",".join(ALL))
+    p.add_argument("--dense-switch", type=float)
+    args = p.parse_args()
+    out = os.path.join(ROOT, "out/bench")
+    os.makedirs(out, exist_ok=True)
+    data = dataset(args.rows, out)
+
+    results = {s: run(args, data, s, out) for s in args.strategies.split(",")}
+    base = results.get("allreduce")
+    net = "shared memory" if args.network == "none" else f"{args.network} {args.rate}"
+    if args.dense_switch is not None:
+        net += f", --dense-switch {args.dense_switch}"
+    print(f"\nP={args.ranks}, {args.rows} URL-like rows, logreg, batch 1000/rank, {net}; means over "
+          f"{args.epochs} epochs")
+    print(f"{'strategy':<14} {'epoch s':>9} {'comm s':>9} {'sent MB/rank':>13} {'density':>9} {'loss':>8} "
+          f"{'speed-up':>9}")
+    for s, r in results.items():
+        speedup = f"{base['wall'] / r['wall']:.1f}x" if base else "-"
+        print(f"{s:<14} {r['wall']:>9.3f} {r['comm']:>9.3f} {r['sent']:>13.1f} {r['density']:>9.2e} "
+              f"{r['loss']:>8.4f} {speedup:>9}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
