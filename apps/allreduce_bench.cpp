@@ -57,7 +57,7 @@ struct Options {
   int warmup = 1;
   std::string type = "float";
   int group_size = 8;
-  double dense_switch = DenseSwitch::kMeasuredDensity;
+  double dense_switch = -1;  // tuned to the measured network and summation speed
   uint64_t seed = 1;
   std::string csv;
   std::string log_level = "warn";
@@ -183,12 +183,14 @@ template <class V>
 class Bench {
  public:
   Bench(const Options& o, MPI_Comm world) : o_(o), comm_(world), rank_(comm_.rank()), p_(comm_.size()) {
-    config_.dense_switch.density = o.dense_switch;
+    config_.tune_dense_switch = o.dense_switch < 0;
+    if (o.dense_switch >= 0) config_.dense_switch.density = o.dense_switch;
     config_.group_size = o.group_size;
   }
 
   int run() {
     const std::vector<std::string> names = algorithms();
+    config_ = tuned(config_, comm_, sizeof(V));
     make_inputs();
     std::vector<Row> rows;
     for (const std::string& name : names) rows.push_back(measure(name));
@@ -358,7 +360,7 @@ class Bench {
     fmt::print("allreduce_bench: P={} N={} density={:g} (k={} per rank) dist={}{} type={} reps={} warmup={} "
                "dense-switch={:g} group-size={}\n",
                p_, o_.dim, o_.density, k_, o_.dist, o_.dist == "powerlaw" ? fmt::format(" (skew {:g})", o_.skew) : "",
-               o_.type, o_.reps, o_.warmup, o_.dense_switch, o_.group_size);
+               o_.type, o_.reps, o_.warmup, config_.dense_switch.density, o_.group_size);
     fmt::print("  inputs drawn once (seed {}), the same every rep; reference result density {:.4g} ({} nonzeros)\n",
                o_.seed, static_cast<double>(ref_nonzeros_) / o_.dim, ref_nonzeros_);
     fmt::print("  time: slowest rank per call, quantiles over reps; bytes: per rank per call, mean over ranks\n");
@@ -403,7 +405,7 @@ class Bench {
     for (const Row& r : rows) {
       out << fmt::format("{},{},{:g},{},{},{},{:g},{},{},{},{:.6e},{:.6e},{:.6e},{:.4f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},"
                          "{:.6g},{:.6g},{},{}\n",
-                         p_, o_.dim, o_.density, k_, o_.dist, o_.type, o_.dense_switch, o_.group_size, o_.reps, r.algo,
+                         p_, o_.dim, o_.density, k_, o_.dist, o_.type, config_.dense_switch.density, o_.group_size, o_.reps, r.algo,
                          r.median, r.p25, r.p75, r.median / dense_median, r.sent, r.received, r.sent_max,
                          r.analytical, ratio(r), r.result_density,
                          static_cast<double>(ref_nonzeros_) / o_.dim, r.wrong ? 0 : 1,
@@ -463,9 +465,10 @@ int main(int argc, char** argv) {
   app.add_option("--group-size", o.group_size, "early-switching DSAR: ranks per group")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  app.add_option("--dense-switch", o.dense_switch, "density at which a stream goes dense (DenseSwitch)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+  app.add_option("--dense-switch", o.dense_switch,
+                 "density at which a stream goes dense (default: derived from the network and summation speed "
+                 "measured at start-up)")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed", o.seed, "input seed (rank r uses seed and r)")->capture_default_str();
   app.add_option("--csv", o.csv, "append one row per algorithm to this CSV file (header if new)");
   app.add_option("--log-level", o.log_level, "trace|debug|info|warn|error|off (debug shows auto's choices)")

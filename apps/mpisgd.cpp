@@ -63,9 +63,10 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   t->add_option("--dense-switch", train.collective.dense_switch.density,
-                "sparse strategies: density past which a stream is sent and summed dense")
+                "sparse strategies: density past which a stream is sent and summed dense (default: derived from "
+                "the network and summation speed measured at start-up)")
       ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+      ->each([&](const std::string&) { train.collective.tune_dense_switch = false; });
   t->add_option("--epochs", train.sgd.epochs, "passes over the data")->capture_default_str();
   t->add_option("--batch", train.sgd.batch, "rows per rank per step (global batch = batch x ranks)")->capture_default_str();
   t->add_option("--lr", train.sgd.lr, "learning rate eta")->capture_default_str();

@@ -14,8 +14,8 @@ namespace {
 class LosslessSparse final : public Strategy {
  public:
   LosslessSparse(const StrategyContext& c, const std::string& algorithm)
-      : dim_(c.dim), config_(c.collective), allreduce_(make_sparse_allreduce<float>(algorithm, c.comm, c.dim, c.collective)),
-        input_(c.dim) {}
+      : dim_(c.dim), config_(tuned(c.collective, c.comm, sizeof(float))),
+        allreduce_(make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)), input_(c.dim) {}
 
   uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
     encode<float>(local.index, local.value, {0, dim_}, config_.dense_switch, input_);

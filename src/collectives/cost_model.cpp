@@ -1,5 +1,7 @@
 #include "collectives/cost_model.h"
 
+#include "collectives/sparse_allreduce.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -83,6 +85,22 @@ DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed&
   const double dense = value * network.beta + compute.dense_element_s;
   const double sparse = (sizeof(uint32_t) + value) * network.beta + 2 * compute.merge_item_s;
   return DenseSwitch{sparse > 0 ? std::min(1.0, dense / sparse) : DenseSwitch::kMeasuredDensity};
+}
+
+MachineSpeed measure_machine_speed(MPI_Comm comm) {
+  const AlphaBeta network = measure_alpha_beta(comm);
+  const SummationSpeed local = measure_summation_speed();
+  double speeds[2] = {local.merge_item_s, local.dense_element_s};
+  MPI_Allreduce(MPI_IN_PLACE, speeds, 2, MPI_DOUBLE, MPI_MAX, comm);
+  return {network, {speeds[0], speeds[1]}};
+}
+
+CollectiveConfig tuned(CollectiveConfig config, CountedComm& comm, size_t value_bytes) {
+  if (!config.tune_dense_switch) return config;
+  if (!config.measured) config.measured = measure_machine_speed(comm.raw());
+  config.dense_switch = network_dense_switch(config.measured->network, config.measured->compute, value_bytes);
+  config.tune_dense_switch = false;
+  return config;
 }
 
 }  // namespace mpisgd

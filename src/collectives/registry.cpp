@@ -39,7 +39,7 @@ std::unique_ptr<SparseAllreduce<V>> make_sparse_allreduce(const std::string& nam
                                                           const CollectiveConfig& config) {
   std::string known;
   for (const auto& info : sparse_allreduce_registry<V>()) {
-    if (info.name == name) return info.make(comm, dim, config);
+    if (info.name == name) return info.make(comm, dim, tuned(config, comm, sizeof(V)));
     known += (known.empty() ? "" : ", ") + info.name;
   }
   throw std::invalid_argument("unknown allreduce algorithm '" + name + "' (known: " + known + ")");

@@ -12,18 +12,40 @@
 // Adding an algorithm is one file in src/collectives/ and one line in registry.cpp.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "comm/alpha_beta.h"
 #include "comm/counted_comm.h"
 #include "sparse/stream.h"
+#include "sparse/summation_speed.h"
 
 namespace mpisgd {
+
+// What the cost model and the tuned dense switch are computed from.
+struct MachineSpeed {
+  AlphaBeta network;
+  SummationSpeed compute;
+};
+
+// Collective: measures both (a ping-pong and a summation timing, tens of milliseconds);
+// every rank gets the slowest rank's figures, so all decide alike.
+MachineSpeed measure_machine_speed(MPI_Comm comm);
 
 struct CollectiveConfig {
   DenseSwitch dense_switch;
   int group_size = 8;  // early-switching DSAR: ranks that go dense together
+  // Replace dense_switch by the one the measured network and summation speed call for
+  // (network_dense_switch in cost_model.h): on a slow network sending dense at the
+  // summation crossover would multiply the bytes.
+  bool tune_dense_switch = false;
+  std::optional<MachineSpeed> measured;  // filled by the first measurement
 };
+
+// Collective when config.tune_dense_switch is set: returns `config` with the switch
+// tuned for values of `value_bytes` and the measurement kept; otherwise `config`.
+CollectiveConfig tuned(CollectiveConfig config, CountedComm& comm, size_t value_bytes);
 
 template <class V>
 class SparseAllreduce {

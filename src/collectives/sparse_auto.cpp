@@ -1,9 +1,8 @@
 // auto: before each call, predicts every algorithm's time with the alpha-beta model of
 // cost_model.h (thesis Table 3.1) and runs the fastest. alpha and beta are measured once,
 // at construction, by a ping-pong (comm/alpha_beta.h), and so is the speed of summation
-// (sparse/summation_speed.h); from both follows the dense switch its streams use, near
-// the byte bound on a slow network and near the summation crossover on a fast one (it
-// replaces the configured one). The inputs are the largest input size k and the result
+// (sparse/summation_speed.h), unless the configuration carries them already (a tuned
+// dense switch measures them too). The inputs are the largest input size k and the result
 // size K of the previous call, from which the effective index space is fitted; on the
 // first call indices are assumed uniform over [0, N). k travels in a non-blocking
 // allreduce started by the call and finished by the next, so it costs no latency. Every
@@ -15,19 +14,9 @@
 
 #include "collectives/cost_model.h"
 #include "collectives/sparse_allreduce.h"
-#include "comm/alpha_beta.h"
-#include "sparse/summation_speed.h"
 
 namespace mpisgd {
 namespace {
-
-// The slowest rank's speeds, so that every rank predicts alike.
-SummationSpeed agreed_summation_speed(MPI_Comm comm) {
-  SummationSpeed s = measure_summation_speed();
-  double speeds[2] = {s.merge_item_s, s.dense_element_s};
-  MPI_Allreduce(MPI_IN_PLACE, speeds, 2, MPI_DOUBLE, MPI_MAX, comm);
-  return {speeds[0], speeds[1]};
-}
 
 // Non-zeros of a result; a dense one is sampled (every rank samples the same values of
 // the same result), as counting all N would cost a tenth of a dense allreduce.
@@ -46,16 +35,16 @@ template <class V>
 class SparseAuto final : public SparseAllreduce<V> {
  public:
   SparseAuto(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
-      : comm_(comm), dim_(dim), config_(config), network_(measure_alpha_beta(comm.raw())),
-        compute_(agreed_summation_speed(comm.raw())) {
-    config_.dense_switch = network_dense_switch(network_, compute_, sizeof(V));
+      : comm_(comm), dim_(dim), config_(config),
+        speed_(config.measured ? *config.measured : measure_machine_speed(comm.raw())) {
     for (const auto& info : sparse_allreduce_registry<V>()) {
       if (info.cost) candidates_.push_back(Candidate{&info, nullptr});
     }
     spdlog::debug("auto allreduce: alpha {:.2e} s, beta {:.2e} s/byte ({:.0f} MB/s), merge {:.2f} ns/item, "
                   "dense add {:.2f} ns/value, dense switch at {:.1f}%",
-                  network_.alpha, network_.beta, network_.beta > 0 ? 1e-6 / network_.beta : 0.0,
-                  compute_.merge_item_s * 1e9, compute_.dense_element_s * 1e9, config_.dense_switch.density * 100);
+                  speed_.network.alpha, speed_.network.beta, speed_.network.beta > 0 ? 1e-6 / speed_.network.beta : 0.0,
+                  speed_.compute.merge_item_s * 1e9, speed_.compute.dense_element_s * 1e9,
+                  config_.dense_switch.density * 100);
   }
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
@@ -80,8 +69,8 @@ class SparseAuto final : public SparseAllreduce<V> {
     in.group_size = config_.group_size;
     in.value_bytes = sizeof(V);
     in.dense_switch = config_.dense_switch;
-    in.network = network_;
-    in.compute = compute_;
+    in.network = speed_.network;
+    in.compute = speed_.compute;
     const CostModel model(in);
 
     Candidate* best = nullptr;
@@ -124,8 +113,7 @@ class SparseAuto final : public SparseAllreduce<V> {
   CountedComm& comm_;
   uint32_t dim_;
   CollectiveConfig config_;
-  AlphaBeta network_;
-  SummationSpeed compute_;
+  MachineSpeed speed_;
   std::vector<Candidate> candidates_;
   Candidate* chosen_ = nullptr;
   double last_k_ = 0, last_result_ = -1;

@@ -18,7 +18,11 @@ struct TrainConfig {
   std::string profile, save_model;
   bool zero_based = false;
   uint64_t dim = 0;
-  CollectiveConfig collective;
+  CollectiveConfig collective = [] {
+    CollectiveConfig c;
+    c.tune_dense_switch = true;  // unless --dense-switch says otherwise
+    return c;
+  }();
 };
 
 // Throws JobFailed on every rank on bad input or configuration.
