@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests, MPI tests under mpirun at several rank counts (powers of two
-# and not), and the end-to-end scripts. Prints each suite's result and a closing
-# "N passed, N failed" line over the suites; exits non-zero if any failed.
+# and not), the collectives' tests at more rank counts, and the end-to-end scripts. Prints
+# each suite's result and a closing "N passed, N failed" line over the suites; exits
+# non-zero if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 MPI_RANKS=${MPI_RANKS:-"1 2 3 4 5"}
+# The collectives' own tests also run at these rank counts, so that every collective is
+# covered at P = 1..9 and 13 (folds of 1..5 extra ranks, a prime, group sizes that do
+# and do not divide P).
+COLLECTIVE_RANKS=${COLLECTIVE_RANKS:-"6 7 8 9 13"}
 TIMEOUT=${TEST_TIMEOUT:-600}
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
@@ -31,6 +36,10 @@ run "unit" build/unit_tests
 echo "== MPI tests (ranks: $MPI_RANKS)"
 for np in $MPI_RANKS; do
   run "mpi -np $np" scripts/mpirun_local.sh -np "$np" build/mpi_tests
+done
+echo "== MPI collectives tests (ranks: $COLLECTIVE_RANKS)"
+for np in $COLLECTIVE_RANKS; do
+  run "mpi collectives -np $np" scripts/mpirun_local.sh -np "$np" build/mpi_tests "[collectives]"
 done
 echo "== end-to-end"
 for t in tests/e2e/*.sh; do

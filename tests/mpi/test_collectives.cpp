@@ -1,0 +1,479 @@
+// Every sparse allreduce in the registry, float and double, against MPI_Allreduce of the
+// dense vectors. Values are small integers, so every sum is exact whatever the order of
+// the additions and the results must be equal bit for bit. Inputs: random index sets from
+// empty to full, identical sets (a pure allreduce), disjoint sets (a pure allgather),
+// power-law sets, mixed sparse and dense inputs; N from 0 and below P to not divisible by
+// P. Each algorithm object is called many times in a row, as a trainer calls it. Also: a
+// configured or tuned dense switch, dsar-early's group sizes, and the bytes counted.
+// Every assertion is on a value all ranks agree on (on_all_ranks), so a failure on one
+// rank fails the test everywhere instead of hanging the others.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collectives/collective_util.h"
+#include "collectives/sparse_allreduce.h"
+#include "mpi_test_util.h"
+#include "sparse/stream_sum.h"
+
+using namespace mpisgd;
+using namespace mpisgd::test;
+
+namespace {
+
+// One rank's contribution, indices ascending.
+template <class V>
+struct Contribution {
+  std::vector<uint32_t> index;
+  std::vector<V> value;
+};
+
+enum class Kind {
+  kRandom,     // `density` N distinct uniform indices per rank, chosen independently
+  kIdentical,  // the same `density` N indices on every rank
+  kDisjoint,   // each index has one owner rank; a rank takes `density` of its own
+  kPowerLaw,   // density N draws of floor(N u^3), deduplicated: low indices are hot
+  kMixed,      // as kRandom, but odd ranks send their stream dense
+};
+
+struct Pattern {
+  Kind kind;
+  double density;
+  std::string name() const {
+    static const char* names[] = {"random", "identical", "disjoint", "power-law", "mixed dense/sparse"};
+    std::ostringstream s;
+    s << names[static_cast<int>(kind)] << " " << density;
+    return s.str();
+  }
+};
+
+const std::vector<Pattern>& all_patterns() {
+  static const std::vector<Pattern> patterns = {
+      {Kind::kRandom, 0},       {Kind::kRandom, 1e-4},   {Kind::kRandom, 1e-2},   {Kind::kRandom, 0.3},
+      {Kind::kRandom, 1.0},     {Kind::kIdentical, 1e-2}, {Kind::kIdentical, 0.3}, {Kind::kDisjoint, 1e-2},
+      {Kind::kDisjoint, 1.0},   {Kind::kPowerLaw, 0.05}, {Kind::kMixed, 1e-2},
+  };
+  return patterns;
+}
+
+// k distinct indices of [0, n), ascending.
+std::vector<uint32_t> choose(std::mt19937_64& rng, uint32_t n, uint64_t k) {
+  std::vector<uint32_t> out;
+  if (k >= n) {
+    for (uint32_t i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  // Selection sampling (Knuth's algorithm S): exact k, ascending, one pass.
+  std::uniform_real_distribution<double> u(0, 1);
+  uint64_t left = k;
+  for (uint32_t i = 0; i < n && left > 0; ++i) {
+    if (u(rng) * static_cast<double>(n - i) < static_cast<double>(left)) {
+      out.push_back(i);
+      --left;
+    }
+  }
+  return out;
+}
+
+uint64_t items(double density, uint32_t n) {
+  if (density <= 0 || n == 0) return 0;
+  return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(density * n)));
+}
+
+template <class V>
+Contribution<V> contribution(const Pattern& pattern, uint32_t n, int rank, int size, uint64_t seed) {
+  std::mt19937_64 shared(seed), own(seed * 7919 + static_cast<uint64_t>(rank) + 1);
+  Contribution<V> c;
+  switch (pattern.kind) {
+    case Kind::kRandom:
+    case Kind::kMixed:
+      c.index = choose(own, n, items(pattern.density, n));
+      break;
+    case Kind::kIdentical:
+      c.index = choose(shared, n, items(pattern.density, n));
+      break;
+    case Kind::kDisjoint: {
+      // The owner of index i is a shared random rank; this rank keeps a share of its own.
+      std::uniform_int_distribution<int> owner(0, size - 1);
+      std::uniform_real_distribution<double> u(0, 1);
+      for (uint32_t i = 0; i < n; ++i) {
+        const bool mine = owner(shared) == rank;
+        const bool keep = u(own) < pattern.density;
+        if (mine && keep) c.index.push_back(i);
+      }
+      break;
+    }
+    case Kind::kPowerLaw: {
+      std::uniform_real_distribution<double> u(0, 1);
+      for (uint64_t j = 0; j < items(pattern.density, n); ++j) {
+        const double x = u(own);
+        c.index.push_back(std::min(n - 1, static_cast<uint32_t>(std::floor(n * x * x * x))));
+      }
+      std::sort(c.index.begin(), c.index.end());
+      c.index.erase(std::unique(c.index.begin(), c.index.end()), c.index.end());
+      break;
+    }
+  }
+  // Non-zero integers in [-4, 4]: sums of up to 13 ranks are exact in float.
+  std::uniform_int_distribution<int> v(1, 4);
+  for (size_t j = 0; j < c.index.size(); ++j) c.value.push_back(static_cast<V>((own() % 2 ? 1 : -1) * v(own)));
+  return c;
+}
+
+// The input as a trainer encodes it, with the collective's switch; `dense` forces the
+// dense form.
+template <class V>
+Stream<V> encode_input(const Contribution<V>& c, uint32_t n, bool dense, const DenseSwitch& sw = {}) {
+  Stream<V> s(n);
+  encode<V>(c.index, c.value, {0, n}, dense ? DenseSwitch{0} : sw, s);
+  return s;
+}
+
+// MPI_Allreduce of the dense vectors: the reference.
+template <class V>
+std::vector<V> reference_sum(const Contribution<V>& c, uint32_t n) {
+  std::vector<V> d(n, V{0});
+  for (size_t j = 0; j < c.index.size(); ++j) d[c.index[j]] = c.value[j];
+  if (n > 0) MPI_Allreduce(MPI_IN_PLACE, d.data(), static_cast<int>(n), mpi_type<V>(), MPI_SUM, MPI_COMM_WORLD);
+  return d;
+}
+
+// True if `s` is a well-formed stream over [0, n) whose dense form is `expect`.
+template <class V>
+bool equals(const Stream<V>& s, uint32_t n, const std::vector<V>& expect) {
+  if (s.is_dense()) {
+    if (s.count() != n) return false;
+  } else {
+    if (s.count() > n) return false;
+    const auto pairs = s.pairs();
+    for (size_t j = 0; j < pairs.size(); ++j) {
+      const uint32_t i = pairs[j].index;
+      if (i >= n || (j > 0 && i <= pairs[j - 1].index)) return false;
+    }
+  }
+  std::vector<V> got(n, V{77});
+  write_dense(s, {0, n}, got.data());
+  return got == expect;
+}
+
+// `config` with the machine's speed, measured once per run (a collective, first reached
+// by all ranks in the same test): auto would measure it again for every object, at a
+// fraction of a second per rank, seconds when 13 ranks share 2 cores.
+CollectiveConfig measured(CollectiveConfig config = {}) {
+  static const MachineSpeed speed = measure_machine_speed(MPI_COMM_WORLD);
+  config.measured = speed;
+  return config;
+}
+
+// Every algorithm of the registry, in its order.
+template <class V>
+std::vector<std::unique_ptr<SparseAllreduce<V>>> make_all(CountedComm& comm, uint32_t n,
+                                                            const CollectiveConfig& config) {
+  std::vector<std::unique_ptr<SparseAllreduce<V>>> all;
+  for (const auto& info : sparse_allreduce_registry<V>()) all.push_back(info.make(comm, n, measured(config)));
+  return all;
+}
+
+// Sizes: empty, below P, P - 1, not divisible by most P, and large enough to go sparse.
+std::vector<uint32_t> sizes() {
+  const auto p = static_cast<uint32_t>(world_size());
+  std::vector<uint32_t> n = {0, 1, 2, 7, 1000, 100003};
+  if (p > 1 && std::find(n.begin(), n.end(), p - 1) == n.end()) n.insert(n.begin() + 2, p - 1);
+  return n;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("every allreduce equals MPI_Allreduce exactly, call after call", "[collectives]", float,
+                   double) {
+  using V = TestType;
+  const int rank = world_rank(), size = world_size();
+  CountedComm comm(MPI_COMM_WORLD);
+  const auto& registry = sparse_allreduce_registry<V>();
+  REQUIRE(registry.size() >= 6);
+  uint64_t seed = 1;
+  for (uint32_t n : sizes()) {
+    // One object per algorithm and size, reused for every pattern: buffers are swapped
+    // inside, so later calls run on buffers earlier calls left behind.
+    auto algorithms = make_all<V>(comm, n, {});
+    for (const Pattern& pattern : all_patterns()) {
+      // At the largest N, one dense pattern (random 0.3) stands for the others, which
+      // only repeat what smaller N show at a cost that dominates the suite when 13 ranks
+      // share 2 cores.
+      if (n > 10000 && pattern.density >= 0.3 && !(pattern.kind == Kind::kRandom && pattern.density == 0.3)) continue;
+      const Contribution<V> mine = contribution<V>(pattern, n, rank, size, seed++);
+      const bool dense_input = pattern.kind == Kind::kMixed && rank % 2 == 1;
+      const Stream<V> input = encode_input(mine, n, dense_input);
+      const std::vector<V> expect = reference_sum(mine, n);
+      for (size_t a = 0; a < algorithms.size(); ++a) {
+        const std::string& name = registry[a].name;
+        INFO("algorithm " << name << ", N " << n << ", " << pattern.name() << ", P " << size);
+        const Stream<V>& result = algorithms[a]->allreduce(input);
+        CHECK(on_all_ranks(equals(result, n, expect)));
+        // A very sparse sum stays sparse in the sparse algorithms; dense ones are dense.
+        if (n == 100003 && pattern.kind == Kind::kRandom && pattern.density == 1e-4) {
+          const bool sparse_algorithm = name.rfind("ssar", 0) == 0;
+          const bool dense_algorithm = name == "dense" || name.rfind("dsar", 0) == 0;
+          if (sparse_algorithm) CHECK(on_all_ranks(!result.is_dense()));
+          if (dense_algorithm) CHECK(on_all_ranks(result.is_dense()));
+        }
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("a configured dense switch is honoured and keeps results exact", "[collectives]", float,
+                   double) {
+  using V = TestType;
+  const int rank = world_rank(), size = world_size();
+  CountedComm comm(MPI_COMM_WORLD);
+  const auto& registry = sparse_allreduce_registry<V>();
+  const std::vector<Pattern> patterns = {{Kind::kRandom, 0},        {Kind::kRandom, 1e-2},
+                                         {Kind::kRandom, 0.3},      {Kind::kIdentical, 0.1},
+                                         {Kind::kDisjoint, 0.2},    {Kind::kPowerLaw, 0.1},
+                                         {Kind::kMixed, 1e-2}};
+  uint64_t seed = 1000;
+  for (double density : {0.0, 1e-3, 0.2, 1.0}) {
+    CollectiveConfig config;
+    config.dense_switch.density = density;
+    for (uint32_t n : {7u, 1000u}) {
+      auto algorithms = make_all<V>(comm, n, config);
+      for (const Pattern& pattern : patterns) {
+        const Contribution<V> mine = contribution<V>(pattern, n, rank, size, seed++);
+        const Stream<V> input =
+            encode_input(mine, n, pattern.kind == Kind::kMixed && rank % 2 == 1, config.dense_switch);
+        const std::vector<V> expect = reference_sum(mine, n);
+        uint64_t total = mine.index.size();
+        MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        for (size_t a = 0; a < algorithms.size(); ++a) {
+          INFO("algorithm " << registry[a].name << ", switch density " << density << ", N " << n << ", "
+                            << pattern.name() << ", P " << size);
+          const Stream<V>& result = algorithms[a]->allreduce(input);
+          CHECK(on_all_ranks(equals(result, n, expect)));
+          // A density of 0 sends every non-empty stream dense (inputs included, encoded
+          // with the same switch), so any item makes the result dense.
+          if (density == 0 && total > 0) CHECK(on_all_ranks(result.is_dense()));
+          // With the byte bound alone, 100 shared indices of 1000 stay sparse in the sparse
+          // algorithms (the default switch, a few percent, would make them dense).
+          const bool sparse_algorithm = registry[a].name.rfind("ssar", 0) == 0;
+          if (density == 1.0 && n == 1000 && pattern.kind == Kind::kIdentical && sparse_algorithm) {
+            CHECK(on_all_ranks(!result.is_dense() && result.count() == 100));
+          }
+          // A sparse result is never larger on the wire than the dense one.
+          CHECK(on_all_ranks(result.bytes() <= Stream<V>::dense_bytes(n)));
+        }
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("a tuned dense switch is agreed by all ranks and keeps results exact", "[collectives]", float,
+                   double) {
+  // The trainer's default: make_sparse_allreduce replaces the switch by the one the
+  // measured network and summation speed call for.
+  using V = TestType;
+  const int rank = world_rank(), size = world_size();
+  CountedComm comm(MPI_COMM_WORLD);
+  CollectiveConfig config = measured();
+  config.tune_dense_switch = true;
+  const CollectiveConfig t = tuned(config, comm, sizeof(V));
+  double density = t.dense_switch.density, on_rank0 = density;
+  MPI_Bcast(&on_rank0, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  CAPTURE(density, on_rank0);
+  CHECK(on_all_ranks(!t.tune_dense_switch && density > 0 && density <= 1 && density == on_rank0));
+
+  uint64_t seed = 1500;
+  for (uint32_t n : {7u, 1000u}) {
+    for (const auto& info : sparse_allreduce_registry<V>()) {
+      auto ar = make_sparse_allreduce<V>(info.name, comm, n, config);
+      for (Pattern pattern : {Pattern{Kind::kRandom, 1e-2}, Pattern{Kind::kRandom, 0.3},
+                              Pattern{Kind::kIdentical, 0.05}, Pattern{Kind::kPowerLaw, 0.1}}) {
+        INFO("algorithm " << info.name << ", tuned switch " << density << ", N " << n << ", " << pattern.name()
+                          << ", P " << size);
+        const Contribution<V> mine = contribution<V>(pattern, n, rank, size, seed++);
+        CHECK(on_all_ranks(equals(ar->allreduce(encode_input(mine, n, false, t.dense_switch)), n,
+                                  reference_sum(mine, n))));
+      }
+    }
+  }
+}
+
+TEST_CASE("dsar-early: group sizes that do and do not divide P", "[collectives]") {
+  // The group actually used: the largest divisor of P not above the request.
+  CHECK(early_dsar_group(1, 8) == 1);
+  CHECK(early_dsar_group(8, 8) == 8);
+  CHECK(early_dsar_group(12, 8) == 6);
+  CHECK(early_dsar_group(9, 8) == 3);
+  CHECK(early_dsar_group(13, 8) == 1);
+  CHECK(early_dsar_group(6, 100) == 6);
+  CHECK(early_dsar_group(4, 3) == 2);
+  CHECK(early_dsar_group(4, 0) == 1);
+
+  const int rank = world_rank(), size = world_size();
+  CountedComm comm(MPI_COMM_WORLD);
+  uint64_t seed = 2000;
+  for (int group : {1, 2, 3, 8, size + 3}) {
+    for (uint32_t n : {1u, 7u, 1003u}) {
+      for (double density : {0.0, 1.0}) {
+        CollectiveConfig config;
+        config.dense_switch.density = density;
+        config.group_size = group;
+        auto float_ar = make_sparse_allreduce<float>("dsar-early", comm, n, config);
+        auto double_ar = make_sparse_allreduce<double>("dsar-early", comm, n, config);
+        for (Pattern pattern : {Pattern{Kind::kRandom, 1e-2}, Pattern{Kind::kRandom, 0.5},
+                                Pattern{Kind::kIdentical, 0.05}, Pattern{Kind::kPowerLaw, 0.1}}) {
+          INFO("group " << group << ", N " << n << ", switch density " << density << ", " << pattern.name() << ", P "
+                        << size);
+          const auto f = contribution<float>(pattern, n, rank, size, seed);
+          const auto d = contribution<double>(pattern, n, rank, size, seed++);
+          CHECK(on_all_ranks(equals(float_ar->allreduce(encode_input(f, n, false)), n, reference_sum(f, n))));
+          CHECK(on_all_ranks(equals(double_ar->allreduce(encode_input(d, n, false)), n, reference_sum(d, n))));
+        }
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[collectives]", float, double) {
+  using V = TestType;
+  const int rank = world_rank(), size = world_size();
+  CountedComm comm(MPI_COMM_WORLD);
+  const uint32_t n = 100003;
+  // The same 50 indices on every rank: every partial sum has 50 pairs and stays sparse.
+  const Contribution<V> mine = contribution<V>({Kind::kIdentical, 50.0 / n}, n, rank, size, 3000);
+  REQUIRE(mine.index.size() == 50);
+  const Stream<V> input = encode_input(mine, n, false);
+  REQUIRE_FALSE(input.is_dense());
+  const uint64_t stream = 8 + 50 * (4 + sizeof(V));  // header + k (index, value) pairs
+
+  SECTION("ssar-rec-dbl: one stream per stage, and one each way for a folded rank") {
+    auto ar = make_sparse_allreduce<V>("ssar-rec-dbl", comm, n, {});
+    const Fold fold(rank, size);
+    const auto stages = static_cast<uint64_t>(floor_log2(size));
+    uint64_t sent = stages * stream, received = stages * stream;
+    if (rank < 2 * fold.rem) {
+      if (fold.folded_out()) {
+        sent = received = stream;  // hands its input in, gets the result back
+      } else {
+        sent += stream;  // the result back to the folded rank
+        received += stream;
+      }
+    }
+    for (int call = 0; call < 3; ++call) {
+      const CommStats before = comm.stats();
+      const Stream<V>& result = ar->allreduce(input);
+      const CommStats moved = comm.stats() - before;
+      CAPTURE(call, rank, size, moved.bytes_sent, moved.bytes_received, sent, received);
+      CHECK(on_all_ranks(moved.bytes_sent == sent && moved.bytes_received == received));
+      CHECK(on_all_ranks(!result.is_dense() && result.count() == 50 && result.bytes() == stream));
+    }
+  }
+  SECTION("dense: the volume of a bandwidth-optimal allreduce") {
+    auto ar = make_sparse_allreduce<V>("dense", comm, n, {});
+    const uint64_t volume = 2 * static_cast<uint64_t>(size - 1) * n * sizeof(V) / static_cast<uint64_t>(size);
+    const CommStats before = comm.stats();
+    ar->allreduce(input);
+    const CommStats moved = comm.stats() - before;
+    CAPTURE(rank, size, moved.bytes_sent, moved.bytes_received, volume);
+    CHECK(on_all_ranks(moved.bytes_sent == volume && moved.bytes_received == volume));
+  }
+  SECTION("dsar-split-ag: each owner's part of the streams, then the dense slices") {
+    auto ar = make_sparse_allreduce<V>("dsar-split-ag", comm, n, {});
+    const DenseSwitch sw;
+    // The stream of part r: this rank's (and every rank's) pairs in range r.
+    auto part_bytes = [&](int r) {
+      const Range range = owned_range(n, size, r);
+      uint64_t k = 0;
+      for (uint32_t i : mine.index) k += i >= range.begin && i < range.end;
+      return k > sw.switch_count<V>(range.length()) ? Stream<V>::dense_bytes(range.length())
+                                                     : Stream<V>::sparse_bytes(k);
+    };
+    uint64_t sent = 0;
+    for (int r = 0; r < size; ++r) {
+      if (r != rank) sent += part_bytes(r);
+    }
+    uint64_t received = static_cast<uint64_t>(size - 1) * part_bytes(rank);
+    const uint64_t gathered = (n - owned_range(n, size, rank).length()) * sizeof(V);
+    sent += gathered;
+    received += gathered;
+    const CommStats before = comm.stats();
+    ar->allreduce(input);
+    const CommStats moved = comm.stats() - before;
+    CAPTURE(rank, size, moved.bytes_sent, moved.bytes_received, sent, received);
+    CHECK(on_all_ranks(moved.bytes_sent == sent && moved.bytes_received == received));
+  }
+  SECTION("dsar-early: the split inside the group, the reduce-scatter, the allgather") {
+    // Groups of 2 (a reduce-scatter across P/2 groups at even P) and of 8, or the largest
+    // divisor of P below.
+    const int requested = GENERATE(2, 8);
+    CollectiveConfig config;
+    config.group_size = requested;
+    auto ar = make_sparse_allreduce<V>("dsar-early", comm, n, config);
+    const int g = early_dsar_group(size, config.group_size), q_count = size / g;
+    const int j = rank % g, q = rank / g;
+    const Range group_range = owned_range(n, g, j);
+    const Range slice = owned_range(group_range.length(), q_count, q);
+    const DenseSwitch sw = config.dense_switch;
+    auto part_bytes = [&](Range range) {
+      uint64_t k = 0;
+      for (uint32_t i : mine.index) k += i >= range.begin && i < range.end;
+      return k > sw.switch_count<V>(range.length()) ? Stream<V>::dense_bytes(range.length())
+                                                     : Stream<V>::sparse_bytes(k);
+    };
+    uint64_t sent = 0;
+    for (int other = 0; other < g; ++other) {
+      if (other != j) sent += part_bytes(owned_range(n, g, other));
+    }
+    uint64_t received = static_cast<uint64_t>(g - 1) * part_bytes(group_range);
+    const uint64_t dense = (group_range.length() - slice.length()) * sizeof(V) + (n - slice.length()) * sizeof(V);
+    sent += dense;
+    received += dense;
+    const CommStats before = comm.stats();
+    ar->allreduce(input);
+    const CommStats moved = comm.stats() - before;
+    CAPTURE(rank, size, g, moved.bytes_sent, moved.bytes_received, sent, received);
+    CHECK(on_all_ranks(moved.bytes_sent == sent && moved.bytes_received == received));
+  }
+  SECTION("auto: the chosen algorithm's bytes plus the small agreement on k") {
+    auto ar = make_sparse_allreduce<V>("auto", comm, n, measured());
+    for (int call = 0; call < 3; ++call) {
+      CommStats before = comm.stats();
+      ar->allreduce(input);
+      const CommStats by_auto = comm.stats() - before;
+      const std::string chosen = ar->choice();
+      // Every rank must have chosen alike (or the ranks would be in different collectives).
+      std::string on_rank0 = chosen;
+      on_rank0.resize(64);
+      MPI_Bcast(on_rank0.data(), 64, MPI_CHAR, 0, MPI_COMM_WORLD);
+      on_rank0.resize(on_rank0.find('\0') == std::string::npos ? 64 : on_rank0.find('\0'));
+      CAPTURE(call, rank, size, chosen, on_rank0);
+      REQUIRE(on_all_ranks(!chosen.empty() && chosen == on_rank0));
+      // The same algorithm, made afresh with the same configuration, on the same input.
+      before = comm.stats();
+      auto same = make_sparse_allreduce<V>(chosen, comm, n, measured());
+      same->allreduce(input);
+      const CommStats direct = comm.stats() - before;
+      CAPTURE(by_auto.bytes_sent, direct.bytes_sent, by_auto.bytes_received, direct.bytes_received);
+      // k travels in 8-byte allreduces: one per call, one more on the first call.
+      const uint64_t k_bytes = call == 0 ? 16 : 8;
+      CHECK(on_all_ranks(by_auto.bytes_sent == direct.bytes_sent + k_bytes &&
+                         by_auto.bytes_received == direct.bytes_received + k_bytes));
+    }
+  }
+}
+
+TEST_CASE("an unknown algorithm name lists the known ones", "[collectives]") {
+  CountedComm comm(MPI_COMM_WORLD);
+  REQUIRE_THROWS_AS(make_sparse_allreduce<float>("carrier-pigeon", comm, 10, {}), std::invalid_argument);
+  REQUIRE_THROWS_WITH(make_sparse_allreduce<double>("carrier-pigeon", comm, 10, {}),
+                      Catch::Contains("carrier-pigeon") && Catch::Contains("ssar-rec-dbl") &&
+                          Catch::Contains("dsar-early") && Catch::Contains("auto"));
+}
