@@ -5,7 +5,8 @@
 // dense switch measures them too). The inputs are the largest input size k and the result
 // size K of the previous call, from which the effective index space is fitted; on the
 // first call indices are assumed uniform over [0, N). k travels in a non-blocking
-// allreduce started by the call and finished by the next, so it costs no latency. Every
+// allreduce started by one call (every 16th) and finished by the next, so it costs no
+// latency. Every
 // rank sees the same k, K and measurements, so all choose alike.
 #include <algorithm>
 #include <limits>
@@ -50,16 +51,18 @@ class SparseAuto final : public SparseAllreduce<V> {
   const Stream<V>& allreduce(const Stream<V>& input) override {
     CountedComm::Timed timed(comm_);
     const uint64_t local_k = input.is_dense() ? dim_ : input.count();
-    if (k_request_ == MPI_REQUEST_NULL) {  // the first call: nothing from before
+    if (calls_ == 0) {  // nothing from before
       MPI_Allreduce(&local_k, &k_max_, 1, MPI_UINT64_T, MPI_MAX, comm_.raw());
       count_k_exchange();
-    } else {
+    } else if (k_request_ != MPI_REQUEST_NULL) {
       MPI_Wait(&k_request_, MPI_STATUS_IGNORE);
     }
     const uint64_t k = k_max_;
-    k_local_ = local_k;
-    MPI_Iallreduce(&k_local_, &k_max_, 1, MPI_UINT64_T, MPI_MAX, comm_.raw(), &k_request_);
-    count_k_exchange();
+    if (calls_++ % kRefreshK == 0) {
+      k_local_ = local_k;
+      MPI_Iallreduce(&k_local_, &k_max_, 1, MPI_UINT64_T, MPI_MAX, comm_.raw(), &k_request_);
+      count_k_exchange();
+    }
 
     CostInputs in;
     in.ranks = comm_.size();
@@ -117,6 +120,10 @@ class SparseAuto final : public SparseAllreduce<V> {
   std::vector<Candidate> candidates_;
   Candidate* chosen_ = nullptr;
   double last_k_ = 0, last_result_ = -1;
+  // Even a non-blocking allreduce per call costs a synchronisation when ranks share
+  // cores; input sizes drift slowly, so k is refreshed every kRefreshK calls.
+  static constexpr uint64_t kRefreshK = 16;
+  uint64_t calls_ = 0;
   uint64_t k_local_ = 0, k_max_ = 0;  // the buffers of the allreduce in flight
   MPI_Request k_request_ = MPI_REQUEST_NULL;
 };
