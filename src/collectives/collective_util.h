@@ -57,11 +57,10 @@ struct Fold {
 // Summing in this order gives every algorithm built on it the same result bit for bit.
 inline std::vector<std::pair<int, int>> canonical_sum_order(int parts) {
   const Fold fold(0, parts);
-  auto holder = [&](int nr) { return nr < fold.rem ? 2 * nr : nr + fold.rem; };
   std::vector<std::pair<int, int>> order;
   for (int i = 0; i < fold.rem; ++i) order.emplace_back(2 * i, 2 * i + 1);
   for (int mask = 1; mask < fold.p2; mask <<= 1) {
-    for (int nr = 0; nr < fold.p2; nr += 2 * mask) order.emplace_back(holder(nr), holder(nr + mask));
+    for (int nr = 0; nr < fold.p2; nr += 2 * mask) order.emplace_back(fold.first_part(nr), fold.first_part(nr + mask));
   }
   return order;
 }
@@ -97,6 +96,19 @@ void exchange_streams(CountedComm& comm, const Stream<V>& out, Stream<V>& in, in
                static_cast<int>(in.capacity()), MPI_BYTE, partner, tag, comm.raw(), MPI_STATUS_IGNORE);
   comm.count_sent(out.bytes());
   comm.count_received(in.bytes());
+}
+
+// The fold's last step: a rank folded out receives the result from the rank it handed
+// its data to.
+template <class V>
+void fold_out(CountedComm& comm, const Fold& fold, Stream<V>& result) {
+  const int rank = comm.rank();
+  if (rank >= 2 * fold.rem) return;
+  if (fold.folded_out()) {
+    recv_stream(comm, result, rank + 1, kTagFoldOut);
+  } else {
+    send_stream(comm, result, rank - 1, kTagFoldOut);
+  }
 }
 
 }  // namespace mpisgd

@@ -2,12 +2,11 @@
 // cost_model.h (thesis Table 3.1) and runs the fastest. alpha and beta are measured once,
 // at construction, by a ping-pong (comm/alpha_beta.h), and so is the speed of summation
 // (sparse/summation_speed.h), unless the configuration carries them already (a tuned
-// dense switch measures them too). The inputs are the largest input size k and the result
-// size K of the previous call, from which the effective index space is fitted; on the
-// first call indices are assumed uniform over [0, N). k travels in a non-blocking
-// allreduce started by one call (every 16th) and finished by the next, so it costs no
-// latency. Every
-// rank sees the same k, K and measurements, so all choose alike.
+// dense switch measures them too). The inputs are the largest input size k, refreshed
+// every 16 calls by a non-blocking allreduce that the next call finishes (so it costs no
+// latency), and the result size K of the previous call, from which the effective index
+// space is fitted; on the first call indices are assumed uniform over [0, N). Every rank
+// sees the same k, K and measurements, so all choose alike.
 #include <algorithm>
 #include <limits>
 

@@ -39,13 +39,7 @@ class SsarRecDbl final : public SparseAllreduce<V> {
         add_overlapping(acc_, in_, scratch_, whole_, sw_);
       }
     }
-    if (rank < 2 * fold_.rem) {
-      if (fold_.folded_out()) {
-        recv_stream(comm_, acc_, rank + 1, kTagFoldOut);
-      } else {
-        send_stream(comm_, acc_, rank - 1, kTagFoldOut);
-      }
-    }
+    fold_out(comm_, fold_, acc_);
     return acc_;
   }
 

@@ -37,13 +37,7 @@ class SsarSplitAllgather final : public SparseAllreduce<V> {
       }
     }
     if (!fold_.folded_out()) gather(fold_.new_rank);
-    if (rank < 2 * fold_.rem) {
-      if (fold_.folded_out()) {
-        recv_stream(comm_, acc_, rank + 1, kTagFoldOut);
-      } else {
-        send_stream(comm_, acc_, rank - 1, kTagFoldOut);
-      }
-    }
+    fold_out(comm_, fold_, acc_);
     return acc_;
   }
 
