@@ -27,7 +27,6 @@ class SplitReduce {
   // over [0, N)) in this rank's owned range, as a stream over that range.
   const Stream<V>& reduce(const Stream<V>& input);
 
-  int parts() const { return size_; }
   Range range(int part) const;
   Range owned() const { return range(rank_); }
 
