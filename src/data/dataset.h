@@ -5,14 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "data/huge_pages.h"
+
 namespace mpisgd {
 
 struct Dataset {
   std::string path;
-  std::vector<uint64_t> row_ptr{0};  // row i holds entries [row_ptr[i], row_ptr[i+1])
-  std::vector<uint32_t> index;
-  std::vector<float> value;
-  std::vector<float> label;
+  BigArray<uint64_t> row_ptr{0};  // row i holds entries [row_ptr[i], row_ptr[i+1])
+  BigArray<uint32_t> index;
+  BigArray<float> value;
+  BigArray<float> label;
   uint32_t dim = 0;           // global number of features, identical on every rank
   uint64_t global_rows = 0;   // rows over all ranks
   uint64_t first_row = 0;     // global number of this rank's first row

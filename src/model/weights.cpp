@@ -9,9 +9,12 @@ namespace mpisgd {
 namespace {
 // Below this the float v would grow large enough to lose precision against scale.
 constexpr double kRenormaliseBelow = 1e-6;
+// Below this many entries a step is quicker than waking the other threads.
+constexpr ptrdiff_t kParallelStep = 8192;
 }
 
-Weights::Weights(uint32_t dim, double l2, bool adagrad) : slots_(dim, Slot{0.0f, 0.0f}), l2_(l2) {
+Weights::Weights(uint32_t dim, double l2, bool adagrad, int threads)
+    : slots_(dim, Slot{0.0f, 0.0f}), l2_(l2), threads_(threads) {
   if (adagrad) adagrad_.assign(dim, 0.0f);
 }
 
@@ -37,16 +40,20 @@ void Weights::end_step() {
 
 void Weights::step_sparse(double eta, std::span<const uint32_t> index, std::span<const float> g) {
   begin_step(eta);
-  for (size_t j = 0; j < index.size(); ++j) update(index[j], g[j]);
+  const auto n = static_cast<ptrdiff_t>(index.size());
+#pragma omp parallel for num_threads(threads_) if (threads_ > 1 && n >= kParallelStep) schedule(static)
+  for (ptrdiff_t j = 0; j < n; ++j) update(index[j], g[j]);
   end_step();
 }
 
 uint64_t Weights::step_dense(double eta, std::span<const float> g) {
   begin_step(eta);
   uint64_t nnz = 0;
-  for (uint32_t i = 0; i < g.size(); ++i) {
+  const auto n = static_cast<ptrdiff_t>(g.size());
+#pragma omp parallel for num_threads(threads_) if (threads_ > 1 && n >= kParallelStep) schedule(static) reduction(+ : nnz)
+  for (ptrdiff_t i = 0; i < n; ++i) {
     if (g[i] == 0) continue;
-    update(i, g[i]);
+    update(static_cast<uint32_t>(i), g[i]);
     ++nnz;
   }
   end_step();

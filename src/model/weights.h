@@ -20,11 +20,14 @@
 #include <span>
 #include <vector>
 
+#include "data/huge_pages.h"
+
 namespace mpisgd {
 
 class Weights {
  public:
-  Weights(uint32_t dim, double l2, bool adagrad);
+  // `threads` OpenMP threads apply large steps (each index is independent of the others).
+  Weights(uint32_t dim, double l2, bool adagrad, int threads = 1);
 
   uint32_t dim() const { return static_cast<uint32_t>(slots_.size()); }
 
@@ -33,6 +36,10 @@ class Weights {
     double s = 0;
     for (size_t j = 0; j < index.size(); ++j) s += static_cast<double>(slots_[index[j]].v) * value[j];
     return s * scale_;
+  }
+  // Always inlined, as GCC 12 drops out-of-line calls that only prefetch.
+  [[gnu::always_inline]] void prefetch(std::span<const uint32_t> index) const {
+    for (uint32_t i : index) __builtin_prefetch(&slots_[i]);
   }
   // w^T x ignoring features the model has not seen (test data may have more).
   double dot_known(std::span<const uint32_t> index, std::span<const float> value) const;
@@ -64,11 +71,12 @@ class Weights {
     float v;
     float scratch;
   };
-  std::vector<Slot> slots_;
+  BigArray<Slot> slots_;
   std::vector<float> adagrad_;  // empty unless Adagrad
   double scale_ = 1;
   double l2_;
   double coef_ = 0;  // eta / scale of the current step
+  int threads_;
 };
 
 }  // namespace mpisgd

@@ -41,7 +41,12 @@ void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, SparseV
 BatchLoss BatchGradient::compute_one_thread(const Dataset& data, std::span<const uint64_t> rows, Weights& w,
                                             const Loss& loss, float scale) {
   BatchLoss result{0, rows.size()};
-  for (uint64_t row : rows) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    // Shuffled rows lie anywhere in the CSR and their weights anywhere in w: fetch the
+    // row after next, and the next row's weights, while this row is worked on.
+    if (r + 2 < rows.size()) prefetch_row(data, rows[r + 2]);
+    if (r + 1 < rows.size()) w.prefetch(data.row_index(rows[r + 1]));
+    const uint64_t row = rows[r];
     auto index = data.row_index(row);
     auto value = data.row_value(row);
     double p = w.dot(index, value);
@@ -74,7 +79,10 @@ BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> 
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
 
     double loss_sum = 0;
-    for (size_t r = batch * t / nt; r < batch * (t + 1) / nt; ++r) {
+    const size_t end = batch * (t + 1) / nt;
+    for (size_t r = batch * t / nt; r < end; ++r) {
+      if (r + 2 < end) prefetch_row(data, rows[r + 2]);
+      if (r + 1 < end) w.prefetch(data.row_index(rows[r + 1]));
       uint64_t row = rows[r];
       double p = w.dot(data.row_index(row), data.row_value(row));
       double y = data.label[row];

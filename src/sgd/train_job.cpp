@@ -70,7 +70,7 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   log_partition(train.data, comm);
   if (test) log_partition(*test, comm);
 
-  Weights w(train.data.dim, c.l2, r.sgd.schedule == Schedule::adagrad);
+  Weights w(train.data.dim, c.l2, r.sgd.schedule == Schedule::adagrad, r.sgd.threads);
   std::unique_ptr<Strategy> strategy;
   try {
     strategy = make_strategy(c.strategy, StrategyContext{comm, train.data.dim, c.collective});

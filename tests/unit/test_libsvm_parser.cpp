@@ -15,6 +15,12 @@ using namespace mpisgd;
 
 namespace {
 
+// The CSR arrays use their own allocator; compare their contents as plain vectors.
+template <class T>
+std::vector<T> plain(const BigArray<T>& a) {
+  return {a.begin(), a.end()};
+}
+
 struct Parsed {
   Dataset data;
   uint64_t lines = 0;
@@ -63,10 +69,10 @@ void check_csr_shape(const Dataset& d) {
 TEST_CASE("parser: basic rows give the expected CSR with 0-based indices", "[parser]") {
   auto r = parse_text("+1 1:0.5 3:2\n-1 2:-0.5 10:1e-3\n1 4:+2\n0 1:1\n");
   check_csr_shape(r.data);
-  CHECK(r.data.label == std::vector<float>{1, -1, 1, 0});
-  CHECK(r.data.row_ptr == std::vector<uint64_t>{0, 2, 4, 5, 6});
-  CHECK(r.data.index == std::vector<uint32_t>{0, 2, 1, 9, 3, 0});
-  CHECK(r.data.value == std::vector<float>{0.5f, 2.0f, -0.5f, 1e-3f, 2.0f, 1.0f});
+  CHECK(plain(r.data.label) == std::vector<float>{1, -1, 1, 0});
+  CHECK(plain(r.data.row_ptr) == std::vector<uint64_t>{0, 2, 4, 5, 6});
+  CHECK(plain(r.data.index) == std::vector<uint32_t>{0, 2, 1, 9, 3, 0});
+  CHECK(plain(r.data.value) == std::vector<float>{0.5f, 2.0f, -0.5f, 1e-3f, 2.0f, 1.0f});
   CHECK(r.lines == 4);
   CHECK(r.max_index == 9);
   CHECK(r.consumed == std::string("+1 1:0.5 3:2\n-1 2:-0.5 10:1e-3\n1 4:+2\n0 1:1\n").size());
@@ -94,9 +100,9 @@ TEST_CASE("parser: qid, comments, blank and whitespace-only lines are handled", 
       "\n";
   auto r = parse_text(text);
   check_csr_shape(r.data);
-  CHECK(r.data.label == std::vector<float>{1, -1});
-  CHECK(r.data.index == std::vector<uint32_t>{1, 3, 4});
-  CHECK(r.data.value == std::vector<float>{1, 2, 3});
+  CHECK(plain(r.data.label) == std::vector<float>{1, -1});
+  CHECK(plain(r.data.index) == std::vector<uint32_t>{1, 3, 4});
+  CHECK(plain(r.data.value) == std::vector<float>{1, 2, 3});
   CHECK(r.lines == 7);  // every line counts, skipped ones included
   CHECK(r.max_index == 4);
   CHECK(r.consumed == text.size());
@@ -105,19 +111,19 @@ TEST_CASE("parser: qid, comments, blank and whitespace-only lines are handled", 
 TEST_CASE("parser: CRLF, tabs and runs of spaces", "[parser]") {
   auto r = parse_text("1\t1:1\t\t3:2  \r\n  -1   2:0.25\t \r\n\r\n+1 7:-1\r\n");
   check_csr_shape(r.data);
-  CHECK(r.data.label == std::vector<float>{1, -1, 1});
-  CHECK(r.data.row_ptr == std::vector<uint64_t>{0, 2, 3, 4});
-  CHECK(r.data.index == std::vector<uint32_t>{0, 2, 1, 6});
-  CHECK(r.data.value == std::vector<float>{1, 2, 0.25f, -1});
+  CHECK(plain(r.data.label) == std::vector<float>{1, -1, 1});
+  CHECK(plain(r.data.row_ptr) == std::vector<uint64_t>{0, 2, 3, 4});
+  CHECK(plain(r.data.index) == std::vector<uint32_t>{0, 2, 1, 6});
+  CHECK(plain(r.data.value) == std::vector<float>{1, 2, 0.25f, -1});
   CHECK(r.lines == 4);
 }
 
 TEST_CASE("parser: rows without features", "[parser]") {
   auto r = parse_text("1\n-1 # only a comment\n1 qid:2\n-1 3:1\n  +1   \n");
   check_csr_shape(r.data);
-  CHECK(r.data.label == std::vector<float>{1, -1, 1, -1, 1});
-  CHECK(r.data.row_ptr == std::vector<uint64_t>{0, 0, 0, 0, 1, 1});
-  CHECK(r.data.index == std::vector<uint32_t>{2});
+  CHECK(plain(r.data.label) == std::vector<float>{1, -1, 1, -1, 1});
+  CHECK(plain(r.data.row_ptr) == std::vector<uint64_t>{0, 0, 0, 0, 1, 1});
+  CHECK(plain(r.data.index) == std::vector<uint32_t>{2});
 }
 
 TEST_CASE("parser: last line without newline", "[parser]") {
@@ -125,7 +131,7 @@ TEST_CASE("parser: last line without newline", "[parser]") {
   SECTION("at_eof parses it") {
     auto r = parse_text(text, {}, true);
     CHECK(r.data.rows() == 3);
-    CHECK(r.data.index == std::vector<uint32_t>{0, 1, 2});
+    CHECK(plain(r.data.index) == std::vector<uint32_t>{0, 1, 2});
     CHECK(r.lines == 3);
     CHECK(r.consumed == text.size());
   }
@@ -138,12 +144,12 @@ TEST_CASE("parser: last line without newline", "[parser]") {
     CHECK(stop == b + std::string("1 1:1\n-1 2:2\n").size());
     CHECK(d.rows() == 2);
     CHECK(parser.lines() == 2);
-    CHECK(d.index == std::vector<uint32_t>{0, 1});
+    CHECK(plain(d.index) == std::vector<uint32_t>{0, 1});
     stop = parser.parse(stop, e, e, true, d);
     CHECK(stop == e);
     CHECK(d.rows() == 3);
     CHECK(parser.lines() == 3);
-    CHECK(d.index == std::vector<uint32_t>{0, 1, 2});
+    CHECK(plain(d.index) == std::vector<uint32_t>{0, 1, 2});
     check_csr_shape(d);
   }
   SECTION("a lone partial line without at_eof is not consumed") {
@@ -181,8 +187,8 @@ TEST_CASE("parser: owned_end leaves lines starting at or after it unparsed", "[p
     Dataset d;
     CHECK(parser.parse(b, e, line2 + 1, true, d) == line3);
     CHECK(d.rows() == 2);
-    CHECK(d.label == std::vector<float>{1, -1});
-    CHECK(d.index == std::vector<uint32_t>{0, 1});
+    CHECK(plain(d.label) == std::vector<float>{1, -1});
+    CHECK(plain(d.index) == std::vector<uint32_t>{0, 1});
   }
   SECTION("owned_end at begin: nothing") {
     LibsvmParser parser({});
@@ -204,7 +210,7 @@ TEST_CASE("parser: zero_based accepts index 0 and stores indices unshifted", "[p
   zb.zero_based = true;
   auto r = parse_text("1 0:1 5:2\n-1 3:1\n", zb);
   check_csr_shape(r.data);
-  CHECK(r.data.index == std::vector<uint32_t>{0, 5, 3});
+  CHECK(plain(r.data.index) == std::vector<uint32_t>{0, 5, 3});
   CHECK(r.max_index == 5);
 }
 
@@ -228,22 +234,22 @@ TEST_CASE("parser: dim_limit boundary and large 32-bit indices are accepted", "[
   ParseOptions lim;
   lim.dim_limit = 10;
   auto r = parse_text("1 10:1\n", lim);
-  CHECK(r.data.index == std::vector<uint32_t>{9});
+  CHECK(plain(r.data.index) == std::vector<uint32_t>{9});
   CHECK(r.max_index == 9);
 
   ParseOptions zlim;
   zlim.zero_based = true;
   zlim.dim_limit = 10;
-  CHECK(parse_text("1 9:1\n", zlim).data.index == std::vector<uint32_t>{9});
+  CHECK(plain(parse_text("1 9:1\n", zlim).data.index) == std::vector<uint32_t>{9});
   CHECK(parse_error("1 10:1\n", zlim).cause.find("--dim") != std::string::npos);
 
   // Ten-digit indices that fit 32 bits are fine.
   auto big = parse_text("1 7:1 4000000000:2\n");
-  CHECK(big.data.index == std::vector<uint32_t>{6, 3999999999u});
+  CHECK(plain(big.data.index) == std::vector<uint32_t>{6, 3999999999u});
   CHECK(big.max_index == 3999999999u);
   ParseOptions zb;
   zb.zero_based = true;
-  CHECK(parse_text("1 0:1 4000000000:2\n", zb).data.index == std::vector<uint32_t>{0, 4000000000u});
+  CHECK(plain(parse_text("1 0:1 4000000000:2\n", zb).data.index) == std::vector<uint32_t>{0, 4000000000u});
 }
 
 namespace {
@@ -327,9 +333,9 @@ TEST_CASE("parser: never reads past end, even when the bytes after it continue a
   LibsvmParser parser({});
   Dataset d;
   CHECK(parser.parse(b, end, end, true, d) == end);
-  CHECK(d.label == std::vector<float>{1, 2});
-  CHECK(d.index == std::vector<uint32_t>{2, 3});
-  CHECK(d.value == std::vector<float>{1, 2});
+  CHECK(plain(d.label) == std::vector<float>{1, 2});
+  CHECK(plain(d.index) == std::vector<uint32_t>{2, 3});
+  CHECK(plain(d.value) == std::vector<float>{1, 2});
 
   const char* end2 = b + std::string("1 3:1\n2 4:25 7").size();  // a dangling "7" index
   LibsvmParser p2({});

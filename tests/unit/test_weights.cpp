@@ -243,3 +243,23 @@ TEST_CASE("weights: eta * l2 >= 1 throws", "[weights]") {
   CHECK_NOTHROW(w.step_sparse(1.9, idx, g));
   CHECK(w.weight(1) == Approx(-1.9));
 }
+
+TEST_CASE("weights: steps applied by several threads equal one thread's", "[weights]") {
+  const uint32_t dim = 50000;  // steps above the size that wakes the other threads
+  for (bool adagrad : {false, true}) {
+    INFO("adagrad " << adagrad);
+    std::mt19937_64 rng(5);
+    Weights one(dim, 1e-3, adagrad, 1), three(dim, 1e-3, adagrad, 3);
+    for (int s = 0; s < 5; ++s) {
+      SparseG g = random_sparse(rng, dim, 20000);
+      one.step_sparse(0.5, g.index, g.value);
+      three.step_sparse(0.5, g.index, g.value);
+      std::vector<float> dense(dim, 0.0f);
+      for (size_t j = 0; j < g.index.size(); j += 2) dense[g.index[j]] = g.value[j];
+      CHECK(one.step_dense(0.5, dense) == three.step_dense(0.5, dense));
+    }
+    CHECK(one.hash() == three.hash());
+    auto w = three.values();
+    CHECK(std::count_if(w.begin(), w.end(), [](double x) { return x != 0; }) > 20000);
+  }
+}
