@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "data/huge_pages.h"
+#include "data/big_array.h"
 
 namespace mpisgd {
 

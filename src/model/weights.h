@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "data/huge_pages.h"
+#include "data/big_array.h"
 
 namespace mpisgd {
 
@@ -71,7 +71,7 @@ class Weights {
     float v;
     float scratch;
   };
-  BigArray<Slot> slots_;
+  HugePageArray<Slot> slots_;
   std::vector<float> adagrad_;  // empty unless Adagrad
   double scale_ = 1;
   double l2_;
