@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <utility>
@@ -71,5 +72,20 @@ template <class T>
 using BigArray = std::vector<T, BigArrayAllocator<T, false>>;
 template <class T>
 using HugePageArray = std::vector<T, BigArrayAllocator<T, true>>;
+
+// Maps the pages of elements [from, from + count) of a just-sized array in one call
+// (Linux 5.14+; elsewhere the first write maps them, as always). Before a read into the
+// range this is quicker than taking a page fault per page inside the copy.
+template <class T>
+void map_pages(BigArray<T>& a, size_t from, size_t count) {
+#ifdef MADV_POPULATE_WRITE
+  constexpr uintptr_t kPage = 4096;
+  const auto begin = reinterpret_cast<uintptr_t>(a.data() + from) & ~(kPage - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(a.data() + from + count) + kPage - 1) & ~(kPage - 1);
+  if (count) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+  (void)a, (void)from, (void)count;
+#endif
+}
 
 }  // namespace mpisgd

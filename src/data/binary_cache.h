@@ -27,7 +27,7 @@ struct CacheHeader {
 static_assert(sizeof(CacheHeader) == 64);
 
 inline constexpr char kCacheMagic[8] = {'M', 'P', 'I', 'S', 'G', 'D', 'C', '\n'};
-inline constexpr uint32_t kCacheVersion = 1;
+inline constexpr uint32_t kCacheVersion = 2;  // 2: row hash by sum of products
 
 // Collective: true if `path` starts with the cache magic (read by rank 0, broadcast).
 bool is_binary_cache(const std::string& path, MPI_Comm comm);

@@ -66,7 +66,7 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   }
   std::optional<Dataset> test;
   if (!c.test.empty()) test = load_dataset(c.test, world, load).data;
-  spdlog::info("loaded in {:.2f} s", MPI_Wtime() - load_start);
+  spdlog::info("loaded in {:.3f} s", MPI_Wtime() - load_start);
   log_partition(train.data, comm);
   if (test) log_partition(*test, comm);
 

@@ -63,6 +63,34 @@ TEST_CASE("labels: a third class names its first line, wherever it lies", "[labe
   REQUIRE_THROWS_WITH(labels_of(path), Catch::Contains(path + ":62: third distinct label 2"));
 }
 
+namespace {
+
+// Rows of `per_row` entries each: enough of them span several of the blocks the cache is
+// read and checked in.
+std::string wide_rows_text(int rows, int per_row) {
+  std::string text;
+  for (int r = 0; r < rows; ++r) {
+    text += r % 3 ? "+1" : "-1";
+    for (int k = 1; k <= per_row; ++k) text += " " + std::to_string(k * 3 + r % 3) + ":" + std::to_string(r % 7 + k) + ".25";
+    text += "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("binary cache: a file of many read blocks round-trips exactly", "[cache]") {
+  const std::string text = wide_rows_text(1500, 120);  // 180,000 entries
+  std::string path = write_file("wide.svm", text);
+  std::string bin = scratch_dir() + "/wide.bin";
+  write_binary_cache(read_libsvm_text(path, MPI_COMM_WORLD, {}).data, bin, MPI_COMM_WORLD);
+  Dataset cached = read_binary_cache(bin, MPI_COMM_WORLD);
+  Dataset serial;
+  LibsvmParser parser({});
+  parser.parse(text.data(), text.data() + text.size(), text.data() + text.size(), true, serial);
+  REQUIRE(on_all_ranks(cached.global_rows == 1500 && rows_match(cached, serial)));
+}
+
 TEST_CASE("binary cache: round trip equals the text read", "[cache]") {
   std::string text = rows_text(37);
   std::string path = write_file("cache.svm", text);
@@ -108,6 +136,7 @@ TEST_CASE("binary cache: damage is detected on every rank", "[cache][errors]") {
   REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD), Catch::Contains("truncated or damaged"));
 
   write_binary_cache(parsed.data, bin, MPI_COMM_WORLD);
-  damage(bin, 8, std::string("\x02\x00\x00\x00", 4));  // version field
+  const uint32_t other_version = kCacheVersion + 1;  // the header hash no longer matches
+  damage(bin, 8, std::string(reinterpret_cast<const char*>(&other_version), 4));
   REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD), Catch::Contains("damaged cache header"));
 }
