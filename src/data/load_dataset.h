@@ -12,7 +12,7 @@ namespace mpisgd {
 struct LoadOptions {
   bool zero_based = false;
   uint64_t dim = 0;  // --dim; 0 = the largest index in the file
-  size_t chunk_bytes = size_t{16} << 20;
+  size_t chunk_bytes = size_t{1} << 20;
 };
 
 struct LoadedData {

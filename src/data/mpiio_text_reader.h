@@ -16,7 +16,7 @@ namespace mpisgd {
 
 struct TextReadOptions {
   ParseOptions parse;
-  size_t chunk_bytes = size_t{16} << 20;  // MPI counts are int: must stay below 2 GiB
+  size_t chunk_bytes = size_t{1} << 20;  // MPI counts are int: must stay below 2 GiB
 };
 
 struct TextReadResult {
