@@ -46,8 +46,9 @@ class LibsvmParser {
   const std::vector<LabelSeen>& first_labels() const { return first_labels_; }
 
  private:
-  // [p, end) is one line without its newline; *end must be a readable '\n'.
-  void parse_line(const char* p, const char* end, Dataset& out);
+  // [p, end) is one line without its newline; *end must be a readable '\n'. Bytes up to
+  // readable_end may be loaded, but nothing past the line is used.
+  void parse_line(const char* p, const char* end, const char* readable_end, Dataset& out);
   [[noreturn]] void fail(const std::string& cause) const;
   // Full checks and messages for what the fast paths do not take; return past the token.
   const char* parse_index_slow(const char* p, const char* end, uint64_t& idx) const;
@@ -57,8 +58,6 @@ class LibsvmParser {
   uint64_t lines_ = 0;
   uint32_t max_index_ = 0;
   std::vector<LabelSeen> first_labels_;
-  std::vector<uint32_t> scratch_index_;
-  std::vector<float> scratch_value_;
 };
 
 }  // namespace mpisgd

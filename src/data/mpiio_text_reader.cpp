@@ -24,12 +24,17 @@ MPI_Offset first_line_start(MpiFile& file, MPI_Offset begin) {
   return file.size();
 }
 
-// Reserves what the whole range will need from what the first chunk needed, so the CSR
-// arrays are not regrown (a regrowth holds old and new arrays at once).
-void reserve_like_first_chunk(Dataset& d, size_t chunk_bytes, size_t range_bytes) {
-  if (chunk_bytes == 0 || range_bytes <= chunk_bytes) return;
-  double scale = 1.05 * static_cast<double>(range_bytes) / static_cast<double>(chunk_bytes);
-  auto grow = [scale](auto& v, size_t extra) { v.reserve(static_cast<size_t>(v.size() * scale) + extra); };
+// Reserves what the whole range will need, projected from the bytes parsed so far, so
+// that the CSR arrays are not regrown by doubling (a regrowth holds old and new arrays
+// at once). Called after every chunk; it reserves again only when the projection
+// outgrows the room, so a file whose first rows are unlike the rest costs one copy.
+void reserve_for_range(Dataset& d, size_t parsed_bytes, size_t range_bytes) {
+  if (parsed_bytes == 0 || range_bytes <= parsed_bytes) return;
+  const double scale = 1.05 * static_cast<double>(range_bytes) / static_cast<double>(parsed_bytes);
+  auto grow = [scale](auto& v, size_t extra) {
+    const auto want = static_cast<size_t>(static_cast<double>(v.size()) * scale) + extra;
+    if (want > v.capacity()) v.reserve(want + want / 16);  // headroom: not a copy per chunk
+  };
   grow(d.index, 1024);
   grow(d.value, 1024);
   grow(d.label, 64);
@@ -50,21 +55,17 @@ void parse_range(MpiFile& file, MPI_Offset start, MPI_Offset end, size_t chunk_b
   std::vector<char> buf(chunk_bytes);
   MPI_Offset buf_offset = start;  // file offset of buf[0]
   size_t len = 0;
-  bool first_chunk = true;
   while (buf_offset < end) {
     if (len == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
     size_t want = std::min(buf.size() - len, static_cast<size_t>(file.size() - buf_offset) - len);
     len += file.read_at(buf_offset + static_cast<MPI_Offset>(len), buf.data() + len, want);
     bool at_eof = buf_offset + static_cast<MPI_Offset>(len) >= file.size();
     size_t owned = static_cast<size_t>(std::min<MPI_Offset>(end - buf_offset, static_cast<MPI_Offset>(len)));
-    if (!first_chunk) map_pages_ahead(out, static_cast<double>(out.nnz()) / static_cast<double>(buf_offset - start), owned);
+    if (buf_offset > start) map_pages_ahead(out, static_cast<double>(out.nnz()) / static_cast<double>(buf_offset - start), owned);
     const char* stop = parser.parse(buf.data(), buf.data() + len, buf.data() + owned, at_eof, out);
     size_t consumed = static_cast<size_t>(stop - buf.data());
-    if (first_chunk) {
-      reserve_like_first_chunk(out, consumed, static_cast<size_t>(end - start));
-      first_chunk = false;
-    }
     buf_offset += static_cast<MPI_Offset>(consumed);
+    reserve_for_range(out, static_cast<size_t>(buf_offset - start), static_cast<size_t>(end - start));
     if (at_eof && consumed == len) break;
     std::memmove(buf.data(), buf.data() + consumed, len - consumed);
     len -= consumed;

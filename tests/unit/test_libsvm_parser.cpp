@@ -2,7 +2,9 @@
 // stops, and the line and cause of every kind of bad input.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <charconv>
 #include <cstdint>
 #include <string>
@@ -380,5 +382,25 @@ TEST_CASE("parser: values and labels are the correctly rounded float of their te
     INFO("text " << texts[i]);
     CHECK(std::bit_cast<uint32_t>(r.data.label[i]) == std::bit_cast<uint32_t>(expect));
     CHECK(std::bit_cast<uint32_t>(r.data.value[i]) == std::bit_cast<uint32_t>(expect));
+  }
+}
+
+TEST_CASE("parser: indices of every length, with leading zeros, near and far from the buffer end", "[parser]") {
+  // 1 to 10 digits: the short ones take the eight-byte path, the long ones the loop.
+  std::string line = "1";
+  std::vector<uint32_t> expect;
+  uint64_t idx = 0;
+  for (int digits = 1; digits <= 10; ++digits) {
+    idx = std::max<uint64_t>(idx + 1, digits == 1 ? 7 : static_cast<uint64_t>(std::pow(10, digits - 1)) + 3 * digits);
+    line += " " + std::to_string(idx) + ":1";
+    expect.push_back(static_cast<uint32_t>(idx - 1));
+  }
+  line += "\n";
+  CHECK(plain(parse_text(line).data.index) == expect);
+  CHECK(plain(parse_text("1 0005:1 00000012:2 000000000013:3\n").data.index) == std::vector<uint32_t>{4, 11, 12});
+  // The same row with its last tokens ever closer to the end of the buffer.
+  for (size_t pad = 0; pad < 12; ++pad) {
+    std::string text = std::string(pad, ' ') + "1 4:1 1234567:2 7654321:3";
+    CHECK(plain(parse_text(text).data.index) == std::vector<uint32_t>{3, 1234566, 7654320});
   }
 }
