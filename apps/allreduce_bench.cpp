@@ -4,11 +4,16 @@
 // vector ("dense") is the baseline every other time is divided by.
 //
 //   mpirun -np P build/allreduce_bench --dim N --density D [--dist uniform|powerlaw]
-//          [--algo all|NAME[,NAME]] [--reps R] [--warmup W] [--type float|double]
+//          [--algo all|NAME[,NAME]] [--reps R] [--min-time S] [--rounds K] [--warmup W]
+//          [--type float|double]
 //          [--group-size G] [--dense-switch X] [--seed S] [--csv FILE]
 //
 // Per algorithm, rank 0 prints: the median, 25% and 75% quantile of the time of one call
-// (each call's time is the slowest rank's; the quantiles are over the reps), the bytes
+// (each call's time is the slowest rank's; the quantiles are over the reps: at least R,
+// and as many more as fit in S seconds, as the OSU benchmarks give small messages more
+// iterations, since a median of a few sub-millisecond calls on oversubscribed cores is
+// mostly noise; they are taken in K rounds over all algorithms, so that drift of the
+// machine's speed during the run favours none), the bytes
 // sent and received per rank per call (CountedComm's counters, mean over ranks), the
 // bytes the cost model (thesis Table 3.1, cost_model.h) predicts for this k, N and P,
 // the ratio of the two, the density of the result, and the time relative to "dense".
@@ -47,6 +52,8 @@ namespace {
 
 using namespace mpisgd;
 
+constexpr int kMaxReps = 1000;
+
 struct Options {
   uint32_t dim = 1 << 20;
   double density = 1e-3;
@@ -54,6 +61,8 @@ struct Options {
   double skew = 3.0;
   std::string algo = "all";
   int reps = 10;
+  double min_time = 0.2;
+  int rounds = 3;
   int warmup = 1;
   std::string type = "float";
   int group_size = 8;
@@ -168,6 +177,7 @@ struct Row {
   double analytical = NAN;
   double result_density = NAN;
   std::string note;
+  int reps = 0;
 };
 
 // measured / analytical bytes; 1 when both are 0 (one rank sends nothing).
@@ -192,8 +202,16 @@ class Bench {
     const std::vector<std::string> names = algorithms();
     config_ = tuned(config_, comm_, sizeof(V));
     make_inputs();
+    // Every algorithm in every round (in reverse order in odd rounds), so that a machine
+    // whose speed drifts during the run favours none of them.
+    std::vector<Trial> trials(names.size());
+    for (int round = 0; round < o_.rounds; ++round)
+      for (size_t n = 0; n < names.size(); ++n) {
+        const size_t i = round % 2 ? names.size() - 1 - n : n;
+        measure(names[i], round, trials[i]);
+      }
     std::vector<Row> rows;
-    for (const std::string& name : names) rows.push_back(measure(name));
+    for (Trial& t : trials) rows.push_back(summarise(t));
 
     // The analytical volume: the cost model with alpha = 0 and beta = 1 (seconds = bytes).
     CostInputs in;
@@ -315,52 +333,75 @@ class Bench {
     return total == 0;
   }
 
-  Row measure(const std::string& name) {
+  struct Trial {
     Row row;
+    std::vector<double> times;  // this rank's, of every timed call
+    int reps_per_round = 0;
+    CommStats moved;
+  };
+
+  // One round of one algorithm: a fresh object, an untimed call (in round 0 the checked
+  // one, then the warm-up calls), then the round's timed calls. The first round sets how
+  // many: enough for min-time over all rounds, at least reps over all rounds.
+  void measure(const std::string& name, int round, Trial& trial) {
+    Row& row = trial.row;
     row.algo = name;
     std::unique_ptr<SparseAllreduce<V>> ar = make_sparse_allreduce<V>(name, comm_, o_.dim, config_);
+    if (round == 0) {
+      row.wrong = !verify(name, ar->allreduce(input_));
+      for (int i = 1; i < o_.warmup; ++i) ar->allreduce(input_);
+    } else {
+      ar->allreduce(input_);
+    }
 
-    // First call: checked, untimed. Then the warm-up calls.
-    row.wrong = !verify(name, ar->allreduce(input_));
-    for (int i = 1; i < o_.warmup; ++i) ar->allreduce(input_);
-
-    std::vector<double> times(static_cast<size_t>(o_.reps));
     const CommStats before = comm_.stats();
     const Stream<V>* result = nullptr;
-    for (int r = 0; r < o_.reps; ++r) {
+    int reps = round == 0 ? 1 : trial.reps_per_round;
+    for (int r = 0; r < reps; ++r) {
       MPI_Barrier(comm_.raw());
       const double start = MPI_Wtime();
       result = &ar->allreduce(input_);
-      times[static_cast<size_t>(r)] = MPI_Wtime() - start;
+      trial.times.push_back(MPI_Wtime() - start);
+      if (round == 0 && r == 0) {  // the same count on every rank
+        double first = trial.times.back();
+        MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_DOUBLE, MPI_MAX, comm_.raw());
+        const int rounds = o_.rounds;
+        const int want = static_cast<int>(std::ceil(o_.min_time / std::max(first, 1e-9) / rounds));
+        reps = trial.reps_per_round = std::clamp(want, (o_.reps + rounds - 1) / rounds, kMaxReps / rounds);
+      }
     }
-    const CommStats moved = comm_.stats() - before;
+    trial.moved = trial.moved + (comm_.stats() - before);
     if (result) row.result_density = static_cast<double>(nonzeros(*result)) / o_.dim;
+    if (!ar->choice().empty()) row.note = "ran " + ar->choice();
+  }
 
-    MPI_Allreduce(MPI_IN_PLACE, times.data(), o_.reps, MPI_DOUBLE, MPI_MAX, comm_.raw());
-    uint64_t sums[2] = {moved.bytes_sent, moved.bytes_received};
-    uint64_t max_sent = moved.bytes_sent;
+  Row summarise(Trial& trial) {
+    Row row = trial.row;
+    const int reps = static_cast<int>(trial.times.size());
+    row.reps = reps;
+    MPI_Allreduce(MPI_IN_PLACE, trial.times.data(), reps, MPI_DOUBLE, MPI_MAX, comm_.raw());
+    uint64_t sums[2] = {trial.moved.bytes_sent, trial.moved.bytes_received};
+    uint64_t max_sent = trial.moved.bytes_sent;
     MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM, comm_.raw());
     MPI_Allreduce(MPI_IN_PLACE, &max_sent, 1, MPI_UINT64_T, MPI_MAX, comm_.raw());
-
-    if (o_.reps > 0) {
-      row.median = quantile(times, 0.5);
-      row.p25 = quantile(times, 0.25);
-      row.p75 = quantile(times, 0.75);
-      const double calls = o_.reps;
+    if (reps > 0) {
+      row.median = quantile(trial.times, 0.5);
+      row.p25 = quantile(trial.times, 0.25);
+      row.p75 = quantile(trial.times, 0.75);
+      const double calls = reps;
       row.sent = static_cast<double>(sums[0]) / p_ / calls;
       row.received = static_cast<double>(sums[1]) / p_ / calls;
       row.sent_max = static_cast<double>(max_sent) / calls;
     }
-    if (!ar->choice().empty()) row.note = "ran " + ar->choice();
     return row;
   }
 
   void print(const std::vector<Row>& rows) const {
     const double dense_median = rows.front().median;  // "dense" is always first
-    fmt::print("allreduce_bench: P={} N={} density={:g} (k={} per rank) dist={}{} type={} reps={} warmup={} "
-               "dense-switch={:g} group-size={}\n",
+    fmt::print("allreduce_bench: P={} N={} density={:g} (k={} per rank) dist={}{} type={} reps>={} min-time={:g}s "
+               "rounds={} warmup={} dense-switch={:g} group-size={}\n",
                p_, o_.dim, o_.density, k_, o_.dist, o_.dist == "powerlaw" ? fmt::format(" (skew {:g})", o_.skew) : "",
-               o_.type, o_.reps, o_.warmup, config_.dense_switch.density, o_.group_size);
+               o_.type, o_.reps, o_.min_time, o_.rounds, o_.warmup, config_.dense_switch.density, o_.group_size);
     fmt::print("  inputs drawn once (seed {}), the same every rep; reference result density {:.4g} ({} nonzeros)\n",
                o_.seed, static_cast<double>(ref_nonzeros_) / o_.dim, ref_nonzeros_);
     fmt::print("  time: slowest rank per call, quantiles over reps; bytes: per rank per call, mean over ranks\n");
@@ -405,7 +446,7 @@ class Bench {
     for (const Row& r : rows) {
       out << fmt::format("{},{},{:g},{},{},{},{:g},{},{},{},{:.6e},{:.6e},{:.6e},{:.4f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},"
                          "{:.6g},{:.6g},{},{}\n",
-                         p_, o_.dim, o_.density, k_, o_.dist, o_.type, config_.dense_switch.density, o_.group_size, o_.reps, r.algo,
+                         p_, o_.dim, o_.density, k_, o_.dist, o_.type, config_.dense_switch.density, o_.group_size, r.reps, r.algo,
                          r.median, r.p25, r.p75, r.median / dense_median, r.sent, r.received, r.sent_max,
                          r.analytical, ratio(r), r.result_density,
                          static_cast<double>(ref_nonzeros_) / o_.dim, r.wrong ? 0 : 1,
@@ -457,7 +498,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--skew", o.skew, "exponent of powerlaw (1 = uniform)")->check(CLI::Range(1.0, 100.0))->capture_default_str();
   app.add_option("--algo", o.algo, algo_help())->capture_default_str();
-  app.add_option("--reps", o.reps, "timed calls per algorithm")->check(CLI::Range(1, 1000000))->capture_default_str();
+  app.add_option("--reps", o.reps, "timed calls per algorithm, at least")->check(CLI::Range(1, kMaxReps))->capture_default_str();
+  app.add_option("--min-time", o.min_time, "seconds of timed calls per algorithm: more reps for quick calls (0: exactly --reps)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--rounds", o.rounds, "rounds over all algorithms, each timing a share of the reps")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   app.add_option("--warmup", o.warmup, "untimed calls before the timed ones; the first is the checked call, made even with 0")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();

@@ -18,6 +18,9 @@ struct CommStats {
   CommStats operator-(const CommStats& o) const {
     return {seconds - o.seconds, bytes_sent - o.bytes_sent, bytes_received - o.bytes_received};
   }
+  CommStats operator+(const CommStats& o) const {
+    return {seconds + o.seconds, bytes_sent + o.bytes_sent, bytes_received + o.bytes_received};
+  }
 };
 
 template <class T> MPI_Datatype mpi_type();
