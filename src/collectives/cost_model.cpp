@@ -42,12 +42,14 @@ bool CostModel::goes_dense(double items, double length) const {
   return std::min(items, length) > std::min(length * value / (sizeof(uint32_t) + value), in_.dense_switch.density * length);
 }
 
-double CostModel::message(double items, double length) const {
+double CostModel::transfer(double items, double length) const {
   const auto value = static_cast<double>(in_.value_bytes);
   const double pair = sizeof(uint32_t) + value;
   const double bytes = Stream<float>::kHeaderBytes + (goes_dense(items, length) ? length * value : items * pair);
-  return in_.network.alpha + in_.network.beta * bytes;
+  return in_.network.beta * bytes;
 }
+
+double CostModel::message(double items, double length) const { return in_.network.alpha + transfer(items, length); }
 
 double CostModel::sum(double items, double length) const {
   return goes_dense(items, length) ? length * in_.compute.dense_element_s : 2 * items * in_.compute.merge_item_s;
@@ -62,8 +64,11 @@ double CostModel::dense(double values) const {
 }
 
 double CostModel::split(int parts) const {
+  if (parts < 2) return 0;
   const double length = n_ / parts;
-  double t = (parts - 1) * message(in_.k / parts, length);
+  // The parts are posted at once: one alpha, a gap for each further message, and every
+  // message's bytes through the rank's link.
+  double t = in_.network.alpha + (parts - 2) * in_.network.gap + (parts - 1) * transfer(in_.k / parts, length);
   // The owner sums its parts as a tree: at the level where partial sums hold m parts,
   // about parts / 2m sums, each of a partial of sum_of(m) / parts items.
   for (int m = 1; m < parts; m *= 2) t += std::ceil(parts / (2.0 * m)) * sum(sum_of(m) / parts, length);

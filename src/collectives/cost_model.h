@@ -53,8 +53,10 @@ class CostModel {
   const CostInputs& in() const { return in_; }
   double n() const { return n_; }
   double p() const { return in_.ranks; }
-  // One message of `items` sparse items over `length` indices, as the stream sends it.
+  // One message of `items` sparse items over `length` indices, as the stream sends it;
+  // transfer() is its bandwidth term alone.
   double message(double items, double length) const;
+  double transfer(double items, double length) const;
   // Adding a received stream of `items` items over `length` indices to a partial sum.
   double sum(double items, double length) const;
   // Items in the sum of the inputs of `m` ranks.
@@ -64,7 +66,7 @@ class CostModel {
   double share(int senders) const;
   // Bandwidth term of `values` dense values.
   double dense(double values) const;
-  // The Split phase over `parts` ranks (split_reduce.h).
+  // The Split phase over `parts` ranks (split_reduce.h), its messages posted together.
   double split(int parts) const;
   // MPI's dense allgather of N values, and its reduce-scatter of `values` over `parts`.
   double dense_allgather() const;

@@ -40,9 +40,9 @@ class SparseAuto final : public SparseAllreduce<V> {
     for (const auto& info : sparse_allreduce_registry<V>()) {
       if (info.cost) candidates_.push_back(Candidate{&info, nullptr});
     }
-    spdlog::debug("auto allreduce: alpha {:.2e} s, beta {:.2e} s/byte ({:.0f} MB/s), merge {:.2f} ns/item, "
+    spdlog::debug("auto allreduce: alpha {:.2e} s, gap {:.2e} s, beta {:.2e} s/byte ({:.0f} MB/s), merge {:.2f} ns/item, "
                   "dense add {:.2f} ns/value, dense switch at {:.1f}%",
-                  speed_.network.alpha, speed_.network.beta, speed_.network.beta > 0 ? 1e-6 / speed_.network.beta : 0.0,
+                  speed_.network.alpha, speed_.network.gap, speed_.network.beta, speed_.network.beta > 0 ? 1e-6 / speed_.network.beta : 0.0,
                   speed_.compute.merge_item_s * 1e9, speed_.compute.dense_element_s * 1e9,
                   config_.dense_switch.density * 100);
   }

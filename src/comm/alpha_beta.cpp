@@ -1,6 +1,7 @@
 #include "comm/alpha_beta.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace mpisgd {
@@ -25,6 +26,29 @@ double one_way_seconds(MPI_Comm comm, int partner, bool leader, int bytes, int r
   return times[reps / 2];
 }
 
+// Median time of `reps` exchanges of 8 bytes between every pair of ranks at once.
+double all_to_all_seconds(MPI_Comm comm, int rank, int size, int reps) {
+  std::vector<uint64_t> out(static_cast<size_t>(size)), in(static_cast<size_t>(size));
+  std::vector<MPI_Request> requests;
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    MPI_Barrier(comm);
+    const double start = MPI_Wtime();
+    requests.clear();
+    for (int d = 1; d < size; ++d) {
+      const int from = (rank - d + size) % size, to = (rank + d) % size;
+      requests.emplace_back();
+      MPI_Irecv(&in[static_cast<size_t>(from)], 1, MPI_UINT64_T, from, 1, comm, &requests.back());
+      requests.emplace_back();
+      MPI_Isend(&out[static_cast<size_t>(to)], 1, MPI_UINT64_T, to, 1, comm, &requests.back());
+    }
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    times.push_back(MPI_Wtime() - start);
+  }
+  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
+  return times[reps / 2];
+}
+
 }  // namespace
 
 AlphaBeta measure_alpha_beta(MPI_Comm comm) {
@@ -42,8 +66,12 @@ AlphaBeta measure_alpha_beta(MPI_Comm comm) {
     ab[0] = small;
     ab[1] = std::max(large - small, 0.0) / kLarge;
   }
-  MPI_Allreduce(MPI_IN_PLACE, ab, 2, MPI_DOUBLE, MPI_MAX, comm);
-  return {ab[0], ab[1]};
+  const double all = size > 2 ? all_to_all_seconds(comm, rank, size, 11) : 0;
+  double measured[3] = {ab[0], ab[1], all};
+  MPI_Allreduce(MPI_IN_PLACE, measured, 3, MPI_DOUBLE, MPI_MAX, comm);
+  AlphaBeta result{measured[0], measured[1], measured[0]};
+  if (size > 2) result.gap = std::clamp((measured[2] - measured[0]) / (size - 2), 0.0, measured[0]);
+  return result;
 }
 
 }  // namespace mpisgd
