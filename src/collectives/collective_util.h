@@ -98,6 +98,20 @@ void exchange_streams(CountedComm& comm, const Stream<V>& out, Stream<V>& in, in
   comm.count_received(in.bytes());
 }
 
+// The fold's first step: a rank folded out hands `data` to the rank above it, which
+// receives it into `in` and calls combine() to take it into its own `data`.
+template <class V, class Combine>
+void fold_in(CountedComm& comm, const Fold& fold, const Stream<V>& data, Stream<V>& in, Combine combine) {
+  const int rank = comm.rank();
+  if (rank >= 2 * fold.rem) return;
+  if (fold.folded_out()) {
+    send_stream(comm, data, rank + 1, kTagFoldIn);
+  } else {
+    recv_stream(comm, in, rank - 1, kTagFoldIn);
+    combine();
+  }
+}
+
 // The fold's last step: a rank folded out receives the result from the rank it handed
 // its data to.
 template <class V>

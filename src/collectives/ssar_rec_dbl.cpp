@@ -24,15 +24,7 @@ class SsarRecDbl final : public SparseAllreduce<V> {
   const Stream<V>& allreduce(const Stream<V>& input) override {
     CountedComm::Timed timed(comm_);
     acc_.copy_from(input);
-    const int rank = comm_.rank();
-    if (rank < 2 * fold_.rem) {
-      if (fold_.folded_out()) {
-        send_stream(comm_, acc_, rank + 1, kTagFoldIn);
-      } else {
-        recv_stream(comm_, in_, rank - 1, kTagFoldIn);
-        add_overlapping(acc_, in_, scratch_, whole_, sw_);
-      }
-    }
+    fold_in(comm_, fold_, acc_, in_, [&] { add_overlapping(acc_, in_, scratch_, whole_, sw_); });
     if (!fold_.folded_out()) {
       for (int mask = 1; mask < fold_.p2; mask <<= 1) {
         exchange_streams(comm_, acc_, in_, fold_.old_rank(fold_.new_rank ^ mask), kTagStage);

@@ -26,16 +26,10 @@ class SsarSplitAllgather final : public SparseAllreduce<V> {
   const Stream<V>& allreduce(const Stream<V>& input) override {
     CountedComm::Timed timed(comm_);
     acc_.copy_from(split_.reduce(input));
-    const int rank = comm_.rank();
-    if (rank < 2 * fold_.rem) {
-      if (fold_.folded_out()) {
-        send_stream(comm_, acc_, rank + 1, kTagFoldIn);
-      } else {
-        recv_stream(comm_, in_, rank - 1, kTagFoldIn);
-        concat_disjoint(in_, acc_, split_.range(rank - 1), split_.owned(), scratch_, sw_);
-        acc_.swap(in_);
-      }
-    }
+    fold_in(comm_, fold_, acc_, in_, [&] {
+      concat_disjoint(in_, acc_, split_.range(comm_.rank() - 1), split_.owned(), scratch_, sw_);
+      acc_.swap(in_);
+    });
     if (!fold_.folded_out()) gather(fold_.new_rank);
     fold_out(comm_, fold_, acc_);
     return acc_;
