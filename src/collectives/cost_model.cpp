@@ -1,6 +1,7 @@
 #include "collectives/cost_model.h"
 
 #include "collectives/sparse_allreduce.h"
+#include "comm/core_sharing.h"
 
 #include <algorithm>
 #include <cmath>
@@ -97,7 +98,7 @@ MachineSpeed measure_machine_speed(MPI_Comm comm) {
   const SummationSpeed local = measure_summation_speed();
   double speeds[2] = {local.merge_item_s, local.dense_element_s};
   MPI_Allreduce(MPI_IN_PLACE, speeds, 2, MPI_DOUBLE, MPI_MAX, comm);
-  return {network, {speeds[0], speeds[1]}};
+  return {network, {speeds[0], speeds[1]}, core_sharing(comm)};
 }
 
 CollectiveConfig tuned(CollectiveConfig config, CountedComm& comm, size_t value_bytes) {

@@ -26,7 +26,8 @@ namespace mpisgd {
 // What the cost model and the tuned dense switch are computed from.
 struct MachineSpeed {
   AlphaBeta network;
-  SummationSpeed compute;
+  SummationSpeed compute;  // on one undisturbed core
+  double core_sharing = 1;  // ranks per core (comm/core_sharing.h)
 };
 
 // Collective: measures both (a ping-pong and a summation timing, tens of milliseconds);

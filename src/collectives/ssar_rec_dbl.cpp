@@ -51,7 +51,7 @@ double ssar_rec_dbl_cost(const CostModel& m) {
   double t = fold.rem ? m.share(fold.rem) * (m.message(m.in().k, m.n()) + m.sum(m.in().k, m.n())) : 0;
   for (int stage = 1; stage < fold.p2; stage *= 2) {
     const double items = m.sum_of(held_after_fold * stage);
-    t += m.share(fold.p2) * (m.message(items, m.n()) + m.sum(items, m.n()));
+    t += m.share(fold.p2) * (m.message(items, m.n()) + m.in().core_sharing * m.sum(items, m.n()));
   }
   return t + (fold.rem ? m.share(fold.rem) * m.message(m.sum_of(m.p()), m.n()) : 0);
 }

@@ -1,0 +1,71 @@
+// The cost model auto chooses by (collectives/cost_model.h): the expected size of a union
+// of random index sets, the index space fitted back from a result size, and what ranks
+// sharing a core add to each algorithm.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "collectives/cost_model.h"
+#include "collectives/sparse_allreduce.h"
+
+using namespace mpisgd;
+
+namespace {
+
+double cost_of(const std::string& name, const CostInputs& in) {
+  for (const auto& info : sparse_allreduce_registry<float>())
+    if (info.name == name) return info.cost(CostModel(in));
+  FAIL("no algorithm " << name);
+  return 0;
+}
+
+// Shared memory of a 2-core machine, as auto measured it there at 8 ranks.
+CostInputs shared_memory(int ranks, double k) {
+  CostInputs in;
+  in.ranks = ranks;
+  in.dim = 3200000;
+  in.universe = 3200000;
+  in.k = k;
+  in.dense_switch = DenseSwitch{0.12};
+  in.network = AlphaBeta{7.5e-6, 3.8e-10, 2.9e-6};
+  in.compute = SummationSpeed{5.9e-9, 0.42e-9};
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("cost model: the expected union of random index sets", "[cost_model]") {
+  CHECK(expected_union(100, 1e6, 1) == Approx(100));
+  CHECK(expected_union(0, 1e6, 8) == 0);
+  CHECK(expected_union(2e6, 1e6, 3) == 1e6);  // a set as large as the space fills it
+  // Nearly disjoint in a huge space, and never more than the space.
+  CHECK(expected_union(100, 1e12, 8) == Approx(800).epsilon(1e-6));
+  CHECK(expected_union(5e5, 1e6, 8) == Approx(1e6 * (1 - std::pow(0.5, 8))));
+}
+
+TEST_CASE("cost model: the fitted index space reproduces the observed result", "[cost_model]") {
+  for (double result : {1500.0, 4000.0, 7900.0}) {
+    const double m = fit_universe(1000, result, 8, 1e6);
+    CHECK(expected_union(1000, m, 8) == Approx(result).epsilon(1e-3));
+  }
+  CHECK(fit_universe(1000, 1000, 8, 1e6) == 1000);  // identical sets: the space is k
+  CHECK(fit_universe(0, 0, 8, 1e6) == 1e6);         // nothing seen: uniform over N
+}
+
+TEST_CASE("cost model: ranks sharing a core slow recursive doubling's sums only", "[cost_model]") {
+  CostInputs alone = shared_memory(8, 320);
+  CostInputs shared = alone;
+  shared.core_sharing = 4;
+  // Every rank merges between the stages at the same moment: four to a core, each merge
+  // takes four times as long. The stages' merges are of 320, 640 and 1280 items per side.
+  const double merges = 2 * (320 + 640 + 1280) * alone.compute.merge_item_s;
+  CHECK(cost_of("ssar-rec-dbl", shared) - cost_of("ssar-rec-dbl", alone) == Approx(3 * merges).epsilon(0.02));
+  // The Split phase sums parts as they arrive, between the other ranks' messages.
+  for (const char* name : {"ssar-split-ag", "dsar-split-ag", "dsar-early", "dense"})
+    CHECK(cost_of(name, shared) == cost_of(name, alone));
+  // Measured at this point (8 ranks on 2 cores, N = 3.2M, 320 items per rank):
+  // ssar-split-ag 0.09-0.10 ms, ssar-rec-dbl 0.12-0.17 ms.
+  CHECK(cost_of("ssar-rec-dbl", alone) < cost_of("ssar-split-ag", alone));
+  CHECK(cost_of("ssar-split-ag", shared) < cost_of("ssar-rec-dbl", shared));
+}
