@@ -28,12 +28,12 @@ struct CostInputs {
   // cost as much as the transfers, so they are in.
   SummationSpeed compute;
   // Ranks per core (comm/core_sharing.h). Recursive doubling's stages are lock-step:
-  // every rank merges at the same moment, so with more ranks than cores each merge takes
-  // this many times what one core measured. The Split phase sums parts as they arrive,
-  // between the other ranks' sends, and measured no slower than one core predicts; so
-  // only ssar-rec-dbl's cost uses this. (The dense switch keeps the one-core figures too:
-  // derived with this factor it fell to 4-6%, and the split algorithms went dense at
-  // densities where sparse was 3x faster.)
+  // every rank merges at the same moment, so with more ranks than cores a stage waits for
+  // the others' merges, unless its transfer takes longer. The Split phase sums parts as
+  // they arrive, between the other ranks' sends, and measured no slower than one core
+  // predicts; so only ssar-rec-dbl's cost uses this. (The dense switch keeps the one-core
+  // figures too: derived with this factor it fell to 4-6%, and the split algorithms went
+  // dense at densities where sparse was 3x faster.)
   double core_sharing = 1;
   // false: the time of the slowest rank's path (what auto compares); true: the mean over
   // ranks of the bytes each sends (alpha = 0, beta = 1), which differs when P is not a

@@ -4,6 +4,8 @@
 //   log2(P) alpha + [log2(P) k .. (P-1) k] beta,   E = sum_{i=1..log2 P} f(k, N, 2^(i-1)) beta
 // for uniform indices. The best choice when latency dominates: few ranks, very sparse.
 // Non-powers of two fold the extra ranks in before and out after (two more messages).
+#include <algorithm>
+
 #include "collectives/collective_util.h"
 #include "collectives/cost_model.h"
 #include "collectives/sparse_allreduce.h"
@@ -51,7 +53,11 @@ double ssar_rec_dbl_cost(const CostModel& m) {
   double t = fold.rem ? m.share(fold.rem) * (m.message(m.in().k, m.n()) + m.sum(m.in().k, m.n())) : 0;
   for (int stage = 1; stage < fold.p2; stage *= 2) {
     const double items = m.sum_of(held_after_fold * stage);
-    t += m.share(fold.p2) * (m.message(items, m.n()) + m.in().core_sharing * m.sum(items, m.n()));
+    // Ranks that share a core merge in turn, all at the same stage; a slow link hides
+    // the others' merges behind the transfer.
+    const double sum = m.sum(items, m.n());
+    const double waiting = std::max(0.0, (m.in().core_sharing - 1) * sum - m.transfer(items, m.n()));
+    t += m.share(fold.p2) * (m.message(items, m.n()) + sum + waiting);
   }
   return t + (fold.rem ? m.share(fold.rem) * m.message(m.sum_of(m.p()), m.n()) : 0);
 }
