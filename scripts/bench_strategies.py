@@ -21,9 +21,10 @@ ALL = ["allreduce", "ssar-rec-dbl", "ssar-split-ag", "dsar-split-ag", "dsar-earl
 
 
 def dataset(rows, out):
-    """The URL-like training set as a binary cache, made once."""
+    """The URL-like training set as a binary cache, made again when mpisgd is newer (its
+    cache format may have changed)."""
     cache = os.path.join(out, f"url{rows}.bin")
-    if not os.path.exists(cache):
+    if not os.path.exists(cache) or os.path.getmtime(cache) < os.path.getmtime(os.path.join(BUILD, "mpisgd")):
         text = os.path.join(out, f"url{rows}.svm")
         subprocess.run([os.path.join(BUILD, "gen_data"), "--kind", "url", "--rows", str(rows), "--seed", "7",
                         "--out", text], check=True)
