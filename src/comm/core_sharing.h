@@ -1,9 +1,9 @@
 #pragma once
 // How many ranks share each core of a node. The summation speed is measured on one core
-// undisturbed (sparse/summation_speed.h), but in a collective every rank of a node sums
-// at once: with more ranks than cores each sum takes that many times longer. Launching
-// more ranks than cores (mpirun --oversubscribe) is how a laptop or a CI runner tries
-// 4 or 8 ranks; a cluster job is normally one rank per core, where this is 1.
+// undisturbed (sparse/summation_speed.h); when every rank of a node sums at the same
+// moment, as in recursive doubling's stages, each sum takes that many times longer.
+// Launching more ranks than cores (mpirun --oversubscribe) is how a laptop or a CI
+// runner tries 4 or 8 ranks; a cluster job is normally one rank per core: 1.
 #include <mpi.h>
 
 namespace mpisgd {

@@ -1,5 +1,5 @@
-// core_sharing (comm/core_sharing.h): ranks per core of a node, which the cost model
-// multiplies recursive doubling's sums by.
+// core_sharing (comm/core_sharing.h): ranks per core of a node, by which the cost model
+// lengthens recursive doubling's lock-step merges.
 #include <catch2/catch.hpp>
 
 #include <sched.h>
