@@ -353,6 +353,12 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
   const Stream<V> input = encode_input(mine, n, false);
   REQUIRE_FALSE(input.is_dense());
   const uint64_t stream = 8 + 50 * (4 + sizeof(V));  // header + k (index, value) pairs
+  // The stream of this rank's pairs in `range`, as the split algorithms send it.
+  auto part_bytes = [&](Range range, const DenseSwitch& sw) {
+    uint64_t k = 0;
+    for (uint32_t i : mine.index) k += i >= range.begin && i < range.end;
+    return k > sw.switch_count<V>(range.length()) ? Stream<V>::dense_bytes(range.length()) : Stream<V>::sparse_bytes(k);
+  };
 
   SECTION("ssar-rec-dbl: one stream per stage, and one each way for a folded rank") {
     auto ar = make_sparse_allreduce<V>("ssar-rec-dbl", comm, n, {});
@@ -388,19 +394,12 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
   SECTION("dsar-split-ag: each owner's part of the streams, then the dense slices") {
     auto ar = make_sparse_allreduce<V>("dsar-split-ag", comm, n, {});
     const DenseSwitch sw;
-    // The stream of part r: this rank's (and every rank's) pairs in range r.
-    auto part_bytes = [&](int r) {
-      const Range range = owned_range(n, size, r);
-      uint64_t k = 0;
-      for (uint32_t i : mine.index) k += i >= range.begin && i < range.end;
-      return k > sw.switch_count<V>(range.length()) ? Stream<V>::dense_bytes(range.length())
-                                                     : Stream<V>::sparse_bytes(k);
-    };
+    // Part r holds this rank's (and every rank's) pairs in range r.
     uint64_t sent = 0;
     for (int r = 0; r < size; ++r) {
-      if (r != rank) sent += part_bytes(r);
+      if (r != rank) sent += part_bytes(owned_range(n, size, r), sw);
     }
-    uint64_t received = static_cast<uint64_t>(size - 1) * part_bytes(rank);
+    uint64_t received = static_cast<uint64_t>(size - 1) * part_bytes(owned_range(n, size, rank), sw);
     const uint64_t gathered = (n - owned_range(n, size, rank).length()) * sizeof(V);
     sent += gathered;
     received += gathered;
@@ -422,17 +421,11 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     const Range group_range = owned_range(n, g, j);
     const Range slice = owned_range(group_range.length(), q_count, q);
     const DenseSwitch sw = config.dense_switch;
-    auto part_bytes = [&](Range range) {
-      uint64_t k = 0;
-      for (uint32_t i : mine.index) k += i >= range.begin && i < range.end;
-      return k > sw.switch_count<V>(range.length()) ? Stream<V>::dense_bytes(range.length())
-                                                     : Stream<V>::sparse_bytes(k);
-    };
     uint64_t sent = 0;
     for (int other = 0; other < g; ++other) {
-      if (other != j) sent += part_bytes(owned_range(n, g, other));
+      if (other != j) sent += part_bytes(owned_range(n, g, other), sw);
     }
-    uint64_t received = static_cast<uint64_t>(g - 1) * part_bytes(group_range);
+    uint64_t received = static_cast<uint64_t>(g - 1) * part_bytes(group_range, sw);
     const uint64_t dense = (group_range.length() - slice.length()) * sizeof(V) + (n - slice.length()) * sizeof(V);
     sent += dense;
     received += dense;
