@@ -7,6 +7,12 @@
 namespace mpisgd {
 namespace {
 
+// The median of `times` (reordered).
+double median(std::vector<double>& times) {
+  std::nth_element(times.begin(), times.begin() + static_cast<ptrdiff_t>(times.size() / 2), times.end());
+  return times[times.size() / 2];
+}
+
 // Median one-way time of `reps` round trips of `bytes` with `partner`.
 double one_way_seconds(MPI_Comm comm, int partner, bool leader, int bytes, int reps) {
   std::vector<char> buf(static_cast<size_t>(std::max(bytes, 1)));
@@ -22,8 +28,7 @@ double one_way_seconds(MPI_Comm comm, int partner, bool leader, int bytes, int r
     }
     times.push_back((MPI_Wtime() - start) / 2);
   }
-  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
-  return times[reps / 2];
+  return median(times);
 }
 
 // Median time of `reps` exchanges of 8 bytes between every pair of ranks at once.
@@ -45,8 +50,7 @@ double all_to_all_seconds(MPI_Comm comm, int rank, int size, int reps) {
     MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
     times.push_back(MPI_Wtime() - start);
   }
-  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
-  return times[reps / 2];
+  return median(times);
 }
 
 }  // namespace
