@@ -42,10 +42,7 @@ BatchLoss BatchGradient::compute_one_thread(const Dataset& data, std::span<const
                                             const Loss& loss, float scale) {
   BatchLoss result{0, rows.size()};
   for (size_t r = 0; r < rows.size(); ++r) {
-    // Shuffled rows lie anywhere in the CSR and their weights anywhere in w: fetch the
-    // row after next, and the next row's weights, while this row is worked on.
-    if (r + 2 < rows.size()) prefetch_row(data, rows[r + 2]);
-    if (r + 1 < rows.size()) w.prefetch(data.row_index(rows[r + 1]));
+    prefetch_ahead(data, rows, r, rows.size(), w);
     const uint64_t row = rows[r];
     auto index = data.row_index(row);
     auto value = data.row_value(row);
@@ -81,8 +78,7 @@ BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> 
     double loss_sum = 0;
     const size_t end = batch * (t + 1) / nt;
     for (size_t r = batch * t / nt; r < end; ++r) {
-      if (r + 2 < end) prefetch_row(data, rows[r + 2]);
-      if (r + 1 < end) w.prefetch(data.row_index(rows[r + 1]));
+      prefetch_ahead(data, rows, r, end, w);
       uint64_t row = rows[r];
       double p = w.dot(data.row_index(row), data.row_value(row));
       double y = data.label[row];

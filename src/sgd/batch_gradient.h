@@ -49,11 +49,17 @@ class BatchGradient {
       touched_[i >> 6] |= uint64_t{1} << (i & 63);
     }
   }
+  // Shuffled rows lie anywhere in the CSR and their weights anywhere in w: while row r of
+  // rows[.. end) is worked on, fetch the row after next, and the next row's weights.
   // Always inlined: GCC 12 drops calls to an out-of-line function that does nothing but
   // prefetch (ipa-modref finds no side effect).
-  [[gnu::always_inline]] static void prefetch_row(const Dataset& data, uint64_t row) {
-    __builtin_prefetch(data.index.data() + data.row_ptr[row]);
-    __builtin_prefetch(data.value.data() + data.row_ptr[row]);
+  [[gnu::always_inline]] static void prefetch_ahead(const Dataset& data, std::span<const uint64_t> rows, size_t r,
+                                                    size_t end, const Weights& w) {
+    if (r + 2 < end) {
+      __builtin_prefetch(data.index.data() + data.row_ptr[rows[r + 2]]);
+      __builtin_prefetch(data.value.data() + data.row_ptr[rows[r + 2]]);
+    }
+    if (r + 1 < end) w.prefetch(data.row_index(rows[r + 1]));
   }
   size_t touched_count(size_t w0, size_t w1) const;
   // Moves the marked sums of bitmap words [w0, w1) to out[at...], zeroing scratch and bitmap.
