@@ -7,16 +7,26 @@
 
 namespace mpisgd {
 
-BatchGradient::BatchGradient(uint32_t dim, int threads)
+BatchGradient::BatchGradient(const Dataset& data, uint32_t dim, int threads)
     : dim_(dim),
       threads_(std::max(1, threads)),
       touched_((dim + 63) / 64, 0),
       thread_loss_(static_cast<size_t>(threads_)),
-      thread_offset_(static_cast<size_t>(threads_) + 1) {}
+      thread_offset_(static_cast<size_t>(threads_) + 1) {
+  if (threads_ == 1) return;
+  word_nnz_.assign(touched_.size() + 1, 0);
+  for (uint32_t i : data.index)
+    if (i < dim_) ++word_nnz_[(i >> 6) + 1];
+  for (size_t k = 1; k < word_nnz_.size(); ++k) word_nnz_[k] += word_nnz_[k - 1];
+}
 
 uint32_t BatchGradient::range_begin(int t, int nt) const {
+  if (t <= 0) return 0;
   if (t >= nt) return dim_;
-  return static_cast<uint32_t>(static_cast<uint64_t>(dim_) * static_cast<uint64_t>(t) / static_cast<uint64_t>(nt)) & ~63u;
+  const uint64_t share = word_nnz_.back() * static_cast<uint64_t>(t) / static_cast<uint64_t>(nt);
+  const auto word = std::lower_bound(word_nnz_.begin(), word_nnz_.end(), share) - word_nnz_.begin();
+  // Whole words below the last, which holds the indices past the last multiple of 64.
+  return static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(word), dim_ / 64) * 64);
 }
 
 size_t BatchGradient::touched_count(size_t w0, size_t w1) const {
@@ -42,7 +52,8 @@ BatchLoss BatchGradient::compute_one_thread(const Dataset& data, std::span<const
                                             const Loss& loss, float scale) {
   BatchLoss result{0, rows.size()};
   for (size_t r = 0; r < rows.size(); ++r) {
-    prefetch_ahead(data, rows, r, rows.size(), w);
+    if (r + 2 < rows.size()) prefetch_row(data, rows[r + 2]);
+    if (r + 1 < rows.size()) w.prefetch(data.row_index(rows[r + 1]));
     const uint64_t row = rows[r];
     auto index = data.row_index(row);
     auto value = data.row_value(row);
@@ -50,7 +61,7 @@ BatchLoss BatchGradient::compute_one_thread(const Dataset& data, std::span<const
     double y = data.label[row];
     result.loss_sum += loss.value(p, y);
     const float c = static_cast<float>(scale * loss.derivative(p, y));
-    if (c != 0) accumulate(w, c, index, value, 0, dim_);  // hinge rows beyond the margin add nothing
+    if (c != 0) add(w, c, index, value);  // hinge rows beyond the margin add nothing
   }
   return result;
 }
@@ -67,30 +78,56 @@ BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> 
   }
 
   const size_t batch = rows.size();
+  const size_t lanes = batch * static_cast<size_t>(threads_);
   coef_.resize(batch);
+  segment_.resize(lanes);
+  partial_.resize(lanes);
   std::fill(thread_loss_.begin(), thread_loss_.end(), 0.0);
-  // The dot products read w while other threads write scratch lanes: different floats,
-  // so no race, and every dot product is done (barrier) before the first scratch write.
+  // Each thread reads and writes only the weight slots of its own index range.
 #pragma omp parallel num_threads(threads_)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const uint32_t lo = range_begin(t, nt), hi = range_begin(t + 1, nt);
+    Segment* segment = segment_.data() + static_cast<size_t>(t) * batch;
+    double* partial = partial_.data() + static_cast<size_t>(t) * batch;
+
+    // The next row's segment is found one row ahead, which overlaps its loads with this
+    // row's dot product. Prefetching that segment's weights as well, as one thread does,
+    // made the loop slower: the segment is short, its slots mostly in the shared cache.
+    auto find = [&](size_t r) {
+      auto index = data.row_index(rows[r]);
+      const auto first = lo == 0 ? index.begin() : std::lower_bound(index.begin(), index.end(), lo);
+      const auto last = hi >= dim_ ? index.end() : std::lower_bound(first, index.end(), hi);
+      segment[r] = Segment{static_cast<uint32_t>(first - index.begin()), static_cast<uint32_t>(last - index.begin())};
+    };
+    if (batch > 0) find(0);
+    for (size_t r = 0; r < batch; ++r) {
+      if (r + 2 < batch) prefetch_row(data, rows[r + 2]);
+      if (r + 1 < batch) find(r + 1);
+      const Segment s = segment[r];
+      partial[r] = w.dot(data.row_index(rows[r]).subspan(s.begin, s.end - s.begin),
+                         data.row_value(rows[r]).subspan(s.begin, s.end - s.begin));
+    }
+#pragma omp barrier
 
     double loss_sum = 0;
-    const size_t end = batch * (t + 1) / nt;
-    for (size_t r = batch * t / nt; r < end; ++r) {
-      prefetch_ahead(data, rows, r, end, w);
-      uint64_t row = rows[r];
-      double p = w.dot(data.row_index(row), data.row_value(row));
-      double y = data.label[row];
+    const size_t end = batch * static_cast<size_t>(t + 1) / static_cast<size_t>(nt);
+    for (size_t r = batch * static_cast<size_t>(t) / static_cast<size_t>(nt); r < end; ++r) {
+      double p = 0;
+      for (int k = 0; k < nt; ++k) p += partial_[static_cast<size_t>(k) * batch + r];
+      double y = data.label[rows[r]];
       loss_sum += loss.value(p, y);
       coef_[r] = static_cast<float>(scale * loss.derivative(p, y));
     }
     thread_loss_[static_cast<size_t>(t)] = loss_sum;
 #pragma omp barrier
 
-    const uint32_t lo = range_begin(t, nt), hi = range_begin(t + 1, nt);
-    for (size_t r = 0; r < batch; ++r)
-      if (coef_[r] != 0) accumulate(w, coef_[r], data.row_index(rows[r]), data.row_value(rows[r]), lo, hi);
+    for (size_t r = 0; r < batch; ++r) {
+      if (coef_[r] == 0) continue;
+      const Segment s = segment[r];
+      add(w, coef_[r], data.row_index(rows[r]).subspan(s.begin, s.end - s.begin),
+          data.row_value(rows[r]).subspan(s.begin, s.end - s.begin));
+    }
 
     const size_t w0 = lo / 64, w1 = (static_cast<size_t>(hi) + 63) / 64;
     thread_offset_[static_cast<size_t>(t) + 1] = touched_count(w0, w1);
