@@ -19,8 +19,8 @@ struct AlphaBeta {
 // waits), so that beta is the bandwidth a rank gets while every rank communicates, as in
 // a collective; on a shared link that is its share. The gap comes from every rank
 // exchanging 8 bytes with every other at once: (that time - alpha) / (P - 2). Returns the
-// slowest rank's figures, the same on every rank. Takes about 30 round trips:
-// milliseconds on a fast network.
+// slowest rank's figures, the same on every rank; each is the fastest of three rounds'
+// medians. Takes about 80 round trips: milliseconds on a fast network.
 AlphaBeta measure_alpha_beta(MPI_Comm comm);
 
 }  // namespace mpisgd
