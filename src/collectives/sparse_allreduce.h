@@ -42,6 +42,11 @@ struct CollectiveConfig {
   // summation crossover would multiply the bytes.
   bool tune_dense_switch = false;
   std::optional<MachineSpeed> measured;  // filled by the first measurement
+  // auto: when the model predicts several algorithms within tie_factor of the fastest,
+  // time each tie_trials times on the call's input and keep the fastest for inputs of
+  // that size (tie_trials 0: always trust the model).
+  double tie_factor = 2;
+  int tie_trials = 3;
 };
 
 // Collective when config.tune_dense_switch is set: returns `config` with the switch

@@ -7,8 +7,23 @@
 // latency), and the result size K of the previous call, from which the effective index
 // space is fitted; on the first call indices are assumed uniform over [0, N). Every rank
 // sees the same k, K and measurements, so all choose alike.
+//
+// Near ties are settled by timing. The model's error on a machine can exceed the gap
+// between two algorithms: on 2 oversubscribed cores recursive doubling and split-allgather
+// at 320 items per rank, or MPI's dense allreduce and the split reduce-scatter once the
+// inputs are dense, are predicted within 40% of each other and measure 10-50% apart,
+// either way round. When several algorithms are predicted within tie_factor (2) of the
+// fastest, the call runs each of them tie_trials (3) times in a row on its own input, after
+// a barrier; a run's time is the slowest rank's, an algorithm's the fastest of its runs
+// (the first pays for first use). The call returns the fastest one's result, and later
+// calls with the same tied set and a k of the same size class (a factor of sqrt 2) run
+// it without timing.
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -19,18 +34,21 @@ namespace mpisgd {
 namespace {
 
 // Non-zeros of a result; a dense one is sampled (every rank samples the same values of
-// the same result), as counting all N would cost a tenth of a dense allreduce. 4096
-// samples estimate a 10% density to within half a point; 65536, spread over every third
-// cache line of a 3.2M result, made auto's dense calls 5-10% slower than dense's.
+// the same result), as counting all N would cost a tenth of a dense allreduce. 64 runs of
+// 64 neighbours estimate a 10% density to within a point and load 256 cache lines: 4096
+// single values spread over a 3.2M result missed the cache 4096 times and made auto's
+// dense calls slower than dense's own.
 template <class V>
 double result_size(const Stream<V>& s) {
   if (!s.is_dense()) return s.count();
-  constexpr size_t kSamples = 1 << 12;
+  constexpr size_t kRuns = 64, kRun = 64;
   const auto values = s.values();
-  const size_t step = std::max<size_t>(1, values.size() / kSamples);
-  size_t seen = 0, nonzero = 0;
-  for (size_t i = 0; i < values.size(); i += step, ++seen) nonzero += values[i] != V{0};
-  return seen ? static_cast<double>(nonzero) / static_cast<double>(seen) * static_cast<double>(values.size()) : 0;
+  if (values.size() <= kRuns * kRun) return static_cast<double>(values.size() - std::count(values.begin(), values.end(), V{0}));
+  const size_t stride = values.size() / kRuns;
+  size_t nonzero = 0;
+  for (size_t r = 0; r < kRuns; ++r)
+    for (size_t i = r * stride; i < r * stride + kRun; ++i) nonzero += values[i] != V{0};
+  return static_cast<double>(nonzero) / static_cast<double>(kRuns * kRun) * static_cast<double>(values.size());
 }
 
 template <class V>
@@ -78,25 +96,43 @@ class SparseAuto final : public SparseAllreduce<V> {
     in.core_sharing = speed_.core_sharing;
     const CostModel model(in);
 
-    Candidate* best = nullptr;
-    double best_seconds = std::numeric_limits<double>::infinity();
-    for (Candidate& c : candidates_) {
-      const double s = c.info->cost(model);
-      spdlog::trace("auto allreduce: k {} M {:.3g}: {} predicted {:.3g} s", k, in.universe, c.info->name, s);
-      if (s < best_seconds) best_seconds = s, best = &c;
+    size_t best = 0;
+    predicted_.resize(candidates_.size());
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      predicted_[i] = candidates_[i].info->cost(model);
+      spdlog::trace("auto allreduce: k {} M {:.3g}: {} predicted {:.3g} s", k, in.universe, candidates_[i].info->name,
+                    predicted_[i]);
+      if (predicted_[i] < predicted_[best]) best = i;
     }
-    if (best != chosen_) {
-      spdlog::debug("auto allreduce: k {} M {:.3g}: {} (predicted {:.3g} s)", k, in.universe, best->info->name,
-                    best_seconds);
-      chosen_ = best;
-    }
+    uint32_t tied = 0;
+    for (size_t i = 0; i < candidates_.size(); ++i)
+      if (predicted_[i] <= config_.tie_factor * predicted_[best]) tied |= uint32_t{1} << i;
+
     // Every rank reaches this point with the same choice, so the collective
     // construction (communicator splits) of a first use is safe.
-    if (!best->algorithm) best->algorithm = best->info->make(comm_, dim_, config_);
-    const Stream<V>& result = best->algorithm->allreduce(input);
+    const Stream<V>* result = nullptr;
+    if (config_.tie_trials > 0 && std::popcount(tied) > 1) {
+      const std::pair<int, uint32_t> key{size_class(k), tied};
+      if (auto it = settled_.find(key); it != settled_.end()) {
+        best = it->second;
+      } else {
+        std::tie(best, result) = settle(input, tied, k);
+        settled_.emplace(key, best);
+      }
+    }
+    Candidate& run = candidates_[best];
+    if (&run != chosen_) {
+      spdlog::debug("auto allreduce: k {} M {:.3g}: {} (predicted {:.3g} s)", k, in.universe, run.info->name,
+                    predicted_[best]);
+      chosen_ = &run;
+    }
+    if (!result) {
+      if (!run.algorithm) run.algorithm = run.info->make(comm_, dim_, config_);
+      result = &run.algorithm->allreduce(input);
+    }
     last_k_ = static_cast<double>(k);
-    last_result_ = result_size(result);
-    return result;
+    last_result_ = result_size(*result);
+    return *result;
   }
 
   std::string choice() const override { return chosen_ ? chosen_->info->name : std::string(); }
@@ -106,6 +142,43 @@ class SparseAuto final : public SparseAllreduce<V> {
   }
 
  private:
+  // Two size classes per doubling of k.
+  static int size_class(uint64_t k) { return static_cast<int>(std::lround(2 * std::log2(static_cast<double>(k) + 1))); }
+
+  // Runs each candidate of `tied` tie_trials times on `input`; returns the fastest and
+  // its result (each algorithm keeps its own result, valid until its next call).
+  std::pair<size_t, const Stream<V>*> settle(const Stream<V>& input, uint32_t tied, uint64_t k) {
+    std::vector<size_t> who;
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      if (!(tied >> i & 1)) continue;
+      who.push_back(i);
+      if (!candidates_[i].algorithm) candidates_[i].algorithm = candidates_[i].info->make(comm_, dim_, config_);
+    }
+    const auto trials = static_cast<size_t>(config_.tie_trials);
+    std::vector<double> seconds(trials * who.size());
+    std::vector<const Stream<V>*> results(who.size());
+    for (size_t j = 0; j < who.size(); ++j) {
+      for (size_t t = 0; t < trials; ++t) {
+        MPI_Barrier(comm_.raw());  // ranks start together, not in the skew the last run left
+        const double start = MPI_Wtime();
+        results[j] = &candidates_[who[j]].algorithm->allreduce(input);
+        seconds[t * who.size() + j] = MPI_Wtime() - start;
+      }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, seconds.data(), static_cast<int>(seconds.size()), MPI_DOUBLE, MPI_MAX, comm_.raw());
+    comm_.count_sent(seconds.size() * sizeof(double));
+    comm_.count_received(seconds.size() * sizeof(double));
+    size_t fastest = 0;
+    std::vector<double> best(who.size(), std::numeric_limits<double>::infinity());
+    for (size_t j = 0; j < who.size(); ++j) {
+      for (size_t t = 0; t < trials; ++t) best[j] = std::min(best[j], seconds[t * who.size() + j]);
+      spdlog::debug("auto allreduce: k {}: tie: {} predicted {:.3g} s, measured {:.3g} s", k,
+                    candidates_[who[j]].info->name, predicted_[who[j]], best[j]);
+      if (best[j] < best[fastest]) fastest = j;
+    }
+    return {who[fastest], results[fastest]};
+  }
+
   void count_k_exchange() {
     comm_.count_sent(sizeof(uint64_t));
     comm_.count_received(sizeof(uint64_t));
@@ -122,6 +195,8 @@ class SparseAuto final : public SparseAllreduce<V> {
   MachineSpeed speed_;
   std::vector<Candidate> candidates_;
   Candidate* chosen_ = nullptr;
+  std::vector<double> predicted_;  // this call's predictions, per candidate
+  std::map<std::pair<int, uint32_t>, size_t> settled_;  // (size class, tied set) -> the fastest
   double last_k_ = 0, last_result_ = -1;
   // Even a non-blocking allreduce per call costs a synchronisation when ranks share
   // cores; input sizes drift slowly, so k is refreshed every kRefreshK calls.
