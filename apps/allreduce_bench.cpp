@@ -6,7 +6,7 @@
 //   mpirun -np P build/allreduce_bench --dim N --density D [--dist uniform|powerlaw]
 //          [--algo all|NAME[,NAME]] [--reps R] [--min-time S] [--rounds K] [--warmup W]
 //          [--type float|double]
-//          [--group-size G] [--dense-switch X] [--seed S] [--csv FILE]
+//          [--group-size G] [--tie-trials T] [--dense-switch X] [--seed S] [--csv FILE]
 //
 // Per algorithm, rank 0 prints: the median, 25% and 75% quantile of the time of one call
 // (each call's time is the slowest rank's; the quantiles are over the reps: at least R,
@@ -66,6 +66,7 @@ struct Options {
   int warmup = 1;
   std::string type = "float";
   int group_size = 8;
+  int tie_trials = CollectiveConfig{}.tie_trials;
   double dense_switch = -1;  // tuned to the measured network and summation speed
   uint64_t seed = 1;
   std::string csv;
@@ -196,6 +197,7 @@ class Bench {
     config_.tune_dense_switch = o.dense_switch < 0;
     if (o.dense_switch >= 0) config_.dense_switch.density = o.dense_switch;
     config_.group_size = o.group_size;
+    config_.tie_trials = o.tie_trials;
   }
 
   int run() {
@@ -511,6 +513,10 @@ int main(int argc, char** argv) {
   app.add_option("--type", o.type, "value type")->check(CLI::IsMember({"float", "double"}))->capture_default_str();
   app.add_option("--group-size", o.group_size, "early-switching DSAR: ranks per group")
       ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--tie-trials", o.tie_trials,
+                 "auto: runs of each algorithm in a near tie to time it (0: the model alone decides)")
+      ->check(CLI::Range(0, 100))
       ->capture_default_str();
   app.add_option("--dense-switch", o.dense_switch,
                  "density at which a stream goes dense (default: derived from the network and summation speed "
