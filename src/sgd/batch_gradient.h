@@ -8,12 +8,12 @@
 // With one thread a row's entries are added right after its dot product, while its
 // cache lines are loaded. With T > 1 the index space is split: thread t owns [lo_t, hi_t)
 // (multiples of 64, so bitmap words are never shared, holding equal shares of the data's
-// non-zeros) and works on every row's entries in that range, first for a partial dot
-// product, then, once the partials are summed, for the adds. Splitting the rows instead
-// would load the lines of every feature the threads' rows share into both cores' caches;
-// split by index, each line is loaded by one thread (T=2: 1.89x T=1 against 1.50x).
-// The cost is that a dot product sums T partials, so models of different T agree to
-// rounding; the same T gives the same bits.
+// non-zeros) and works on every row's entries in that range: for a chunk of rows, first
+// the partial dot products, then (after a barrier) each row's derivative from the summed
+// partials and the adds. Splitting the rows instead would load the lines of every
+// feature the threads' rows share into both cores' caches; split by index, each line is
+// loaded by one thread. The cost is that a dot product sums T partials, so models of
+// different T agree to rounding; the same T gives the same bits.
 #include <algorithm>
 #include <cstdint>
 #include <span>
@@ -73,7 +73,6 @@ class BatchGradient {
   std::vector<uint64_t> word_nnz_;  // word_nnz_[k]: the data's non-zeros in bitmap words [0, k)
   std::vector<Segment> segment_;    // per thread and batch row
   std::vector<double> partial_;     // per thread and batch row: w^T x over the thread's range
-  std::vector<float> coef_;         // scale * f'(p_r) per batch row
   std::vector<double> thread_loss_;
   std::vector<size_t> thread_offset_;
 };
