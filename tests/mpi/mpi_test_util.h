@@ -31,6 +31,14 @@ inline bool on_all_ranks(bool ok) {
   return all == 1;
 }
 
+// Rank 0's `s` (up to 63 characters) on every rank, to check that ranks agree.
+inline std::string on_rank0(std::string s) {
+  s.resize(64);
+  MPI_Bcast(s.data(), 64, MPI_CHAR, 0, MPI_COMM_WORLD);
+  s.resize(s.find('\0') == std::string::npos ? 64 : s.find('\0'));
+  return s;
+}
+
 // True if this rank's rows are rows [first_row, first_row + rows) of `all` (a serial parse
 // of the whole file), labels, indices and values alike.
 inline bool rows_match(const Dataset& mine, const Dataset& all) {

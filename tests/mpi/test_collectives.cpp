@@ -445,12 +445,9 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
       const CommStats by_auto = comm.stats() - before;
       const std::string chosen = ar->choice();
       // Every rank must have chosen alike (or the ranks would be in different collectives).
-      std::string on_rank0 = chosen;
-      on_rank0.resize(64);
-      MPI_Bcast(on_rank0.data(), 64, MPI_CHAR, 0, MPI_COMM_WORLD);
-      on_rank0.resize(on_rank0.find('\0') == std::string::npos ? 64 : on_rank0.find('\0'));
-      CAPTURE(call, rank, size, chosen, on_rank0);
-      REQUIRE(on_all_ranks(!chosen.empty() && chosen == on_rank0));
+      const std::string rank0_chose = on_rank0(chosen);
+      CAPTURE(call, rank, size, chosen, rank0_chose);
+      REQUIRE(on_all_ranks(!chosen.empty() && chosen == rank0_chose));
       // The same algorithm, made afresh with the same configuration, on the same input.
       before = comm.stats();
       auto same = make_sparse_allreduce<V>(chosen, comm, n, measured());
@@ -464,8 +461,8 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     }
   }
   SECTION("auto: a near tie is timed on the first call only, then its fastest runs alone") {
-    // Every algorithm ties: the first call runs each tie_trials times and returns the
-    // fastest one's sum; the next calls, with the same tied set and k, run that one.
+    // Every algorithm ties: the first call times each tie_trials times, then runs the
+    // fastest once more for its sum; the next calls, with the same tied set and k, run it.
     CollectiveConfig all_tie = measured();
     all_tie.tie_factor = 1e300;
     all_tie.tie_trials = 2;
@@ -477,13 +474,10 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
       const bool right = equals(ar->allreduce(input), n, expect);
       const CommStats by_auto = comm.stats() - before;
       const std::string chosen = ar->choice();
-      std::string on_rank0 = chosen;
-      on_rank0.resize(64);
-      MPI_Bcast(on_rank0.data(), 64, MPI_CHAR, 0, MPI_COMM_WORLD);
-      on_rank0.resize(on_rank0.find('\0') == std::string::npos ? 64 : on_rank0.find('\0'));
-      CAPTURE(call, rank, size, chosen, on_rank0);
+      const std::string rank0_chose = on_rank0(chosen);
+      CAPTURE(call, rank, size, chosen, rank0_chose);
       CHECK(on_all_ranks(right));
-      REQUIRE(on_all_ranks(!chosen.empty() && chosen == on_rank0));
+      REQUIRE(on_all_ranks(!chosen.empty() && chosen == rank0_chose));
       if (call == 0) first = chosen;
       CHECK(chosen == first);
       auto same = make_sparse_allreduce<V>(chosen, comm, n, all_tie);
