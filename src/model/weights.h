@@ -49,8 +49,6 @@ class Weights {
   void step_sparse(double eta, std::span<const uint32_t> index, std::span<const float> g);
   uint64_t step_dense(double eta, std::span<const float> g);
 
-  float raw(uint32_t i) const { return slots_[i].v; }
-  double scale() const { return scale_; }
   double weight(uint32_t i) const { return scale_ * slots_[i].v; }
   float& scratch(uint32_t i) { return slots_[i].scratch; }
   std::vector<double> values() const;
