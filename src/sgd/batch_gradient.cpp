@@ -62,6 +62,7 @@ BatchLoss BatchGradient::compute_one_thread(const Dataset& data, std::span<const
                                             const Loss& loss, float scale) {
   BatchLoss result{0, rows.size()};
   for (size_t r = 0; r < rows.size(); ++r) {
+    if (r + 4 < rows.size()) prefetch_row_start(data, rows[r + 4]);
     if (r + 2 < rows.size()) prefetch_row(data, rows[r + 2]);
     if (r + 1 < rows.size()) w.prefetch(data.row_index(rows[r + 1]));
     const uint64_t row = rows[r];
@@ -114,6 +115,7 @@ BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> 
     for (size_t c0 = 0; c0 < batch; c0 += kChunk) {
       const size_t c1 = std::min(batch, c0 + kChunk);
       for (size_t r = c0; r < c1; ++r) {
+        if (r + 4 < batch) prefetch_row_start(data, rows[r + 4]);
         if (r + 2 < batch) prefetch_row(data, rows[r + 2]);
         if (r + 1 < batch) find(r + 1);
         const Segment s = segment[r];
