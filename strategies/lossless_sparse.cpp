@@ -14,7 +14,7 @@ namespace {
 class LosslessSparse final : public Strategy {
  public:
   LosslessSparse(const StrategyContext& c, const std::string& algorithm)
-      : dim_(c.dim), config_(tuned(c.collective, c.comm, sizeof(float))),
+      : dim_(c.dim), one_rank_(c.comm.size() == 1), config_(tuned(c.collective, c.comm, sizeof(float))),
         allreduce_(make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)), input_(c.dim) {}
 
   uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
@@ -30,9 +30,11 @@ class LosslessSparse final : public Strategy {
     w.step_sparse(eta, index_, value_);
     return sum.count();
   }
+  bool passes_through() const override { return one_rank_; }
 
  private:
   uint32_t dim_;
+  bool one_rank_;
   CollectiveConfig config_;
   std::unique_ptr<SparseAllreduce<float>> allreduce_;
   Stream<float> input_;

@@ -41,6 +41,9 @@ class Strategy {
   // other rank's and takes the step with learning rate `eta`; returns once `w` holds the
   // new model. Returns the number of non-zeros of the combined update.
   virtual uint64_t exchange(const SparseVector& local, double eta, Weights& w) = 0;
+  // True when exchange() would take the step with `local` exactly as given (one rank and
+  // a lossless combination): the trainer then skips handing the update over.
+  virtual bool passes_through() const { return false; }
   virtual void after_epoch(int /*epoch*/) {}
 };
 

@@ -49,6 +49,17 @@ class Weights {
   void step_sparse(double eta, std::span<const uint32_t> index, std::span<const float> g);
   uint64_t step_dense(double eta, std::span<const float> g);
 
+  // The same step taken entry by entry, for a gradient summed in the scratch lane:
+  // begin_step, then step_scratch(i) for each index the gradient touches (from any
+  // thread, each index once), then end_step. It applies scratch(i) and zeroes it.
+  void begin_step(double eta);
+  void step_scratch(uint32_t i) {
+    const float g = slots_[i].scratch;
+    slots_[i].scratch = 0;
+    update(i, g);
+  }
+  void end_step();
+
   double weight(uint32_t i) const { return scale_ * slots_[i].v; }
   float& scratch(uint32_t i) { return slots_[i].scratch; }
   std::vector<double> values() const;
@@ -56,7 +67,6 @@ class Weights {
   uint64_t hash() const;
 
  private:
-  void begin_step(double eta);
   void update(uint32_t i, float g) {
     if (!adagrad_.empty()) {
       adagrad_[i] += g * g;
@@ -65,7 +75,6 @@ class Weights {
       slots_[i].v -= static_cast<float>(coef_ * g);
     }
   }
-  void end_step();
 
   struct Slot {
     float v;

@@ -45,12 +45,16 @@ size_t BatchGradient::touched_count(size_t w0, size_t w1) const {
   return count;
 }
 
-void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, SparseVector& out) {
+void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, SparseVector* out) {
   for (size_t k = w0; k < w1; ++k) {
     for (uint64_t bits = touched_[k]; bits; bits &= bits - 1) {
       uint32_t i = static_cast<uint32_t>(k * 64 + static_cast<size_t>(std::countr_zero(bits)));
-      out.index[at] = i;
-      out.value[at] = w.scratch(i);
+      if (!out) {
+        w.step_scratch(i);
+        continue;
+      }
+      out->index[at] = i;
+      out->value[at] = w.scratch(i);
       w.scratch(i) = 0;
       ++at;
     }
@@ -77,14 +81,19 @@ BatchLoss BatchGradient::compute_one_thread(const Dataset& data, std::span<const
   return result;
 }
 
-BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
-                                 float scale, SparseVector& out) {
+BatchLoss BatchGradient::run(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
+                             float scale, SparseVector* out, double eta) {
   if (threads_ == 1) {
     BatchLoss result = compute_one_thread(data, rows, w, loss, scale);
-    size_t count = touched_count(0, touched_.size());
-    out.index.resize(count);
-    out.value.resize(count);
+    result.nnz = touched_count(0, touched_.size());
+    if (out) {
+      out->index.resize(result.nnz);
+      out->value.resize(result.nnz);
+    } else {
+      w.begin_step(eta);
+    }
     extract(w, 0, touched_.size(), 0, out);
+    if (!out) w.end_step();
     return result;
   }
 
@@ -93,6 +102,7 @@ BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> 
   segment_.resize(lanes);
   partial_.resize(lanes);
   std::fill(thread_loss_.begin(), thread_loss_.end(), 0.0);
+  size_t nnz = 0;
   // Each thread reads and writes only the weight slots of its own index range.
 #pragma omp parallel num_threads(threads_)
   {
@@ -146,14 +156,21 @@ BatchLoss BatchGradient::compute(const Dataset& data, std::span<const uint64_t> 
     {
       thread_offset_[0] = 0;
       for (int k = 0; k < nt; ++k) thread_offset_[static_cast<size_t>(k) + 1] += thread_offset_[static_cast<size_t>(k)];
-      out.index.resize(thread_offset_[static_cast<size_t>(nt)]);
-      out.value.resize(thread_offset_[static_cast<size_t>(nt)]);
+      nnz = thread_offset_[static_cast<size_t>(nt)];
+      if (out) {
+        out->index.resize(nnz);
+        out->value.resize(nnz);
+      } else {
+        w.begin_step(eta);
+      }
     }
     extract(w, w0, w1, thread_offset_[static_cast<size_t>(t)], out);
   }
+  if (!out) w.end_step();
 
   BatchLoss result;
   result.rows = batch;
+  result.nnz = nnz;
   for (double l : thread_loss_) result.loss_sum += l;
   return result;
 }

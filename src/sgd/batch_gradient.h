@@ -29,6 +29,7 @@ namespace mpisgd {
 struct BatchLoss {
   double loss_sum = 0;  // sum of the rows' losses at the weights they were computed with
   uint64_t rows = 0;
+  uint64_t nnz = 0;  // non-zeros of the update
 };
 
 class BatchGradient {
@@ -38,7 +39,17 @@ class BatchGradient {
 
   // Reads w and uses its scratch lane, which it leaves zero again.
   BatchLoss compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
-                    float scale, SparseVector& out);
+                    float scale, SparseVector& out) {
+    return run(data, rows, w, loss, scale, &out, 0);
+  }
+  // As compute(), but takes the step with rate eta on w as the update is drained from the
+  // scratch lane, instead of handing it out: when the exchange would apply the update as
+  // it is (Strategy::passes_through), this saves a second pass over the update's weight
+  // slots (90k of 3.2M per step of 1000 URL-like rows), 5-8% of an epoch at P = 1.
+  BatchLoss compute_and_step(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
+                             float scale, double eta) {
+    return run(data, rows, w, loss, scale, nullptr, eta);
+  }
 
  private:
   // Start of thread t's index range of nt, from the cumulative non-zeros per bitmap word.
@@ -70,9 +81,14 @@ class BatchGradient {
     __builtin_prefetch(data.row_ptr.data() + row);
     __builtin_prefetch(data.label.data() + row);
   }
+  // Hands the update to `out`, or with none takes the step of rate eta on w once every
+  // dot product is done (the step rescales w).
+  BatchLoss run(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss, float scale,
+                SparseVector* out, double eta);
   size_t touched_count(size_t w0, size_t w1) const;
-  // Moves the marked sums of bitmap words [w0, w1) to out[at...], zeroing scratch and bitmap.
-  void extract(Weights& w, size_t w0, size_t w1, size_t at, SparseVector& out);
+  // Moves the marked sums of bitmap words [w0, w1) to out[at...], or with no `out` steps
+  // with them (begun on w); either way scratch and bitmap are left zero.
+  void extract(Weights& w, size_t w0, size_t w1, size_t at, SparseVector* out);
 
   uint32_t dim_;
   int threads_;

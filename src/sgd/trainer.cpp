@@ -33,13 +33,20 @@ EpochRecord Trainer::run_epoch(int epoch) {
     std::span<const uint64_t> batch(order_.data() + begin, end - begin);
 
     strategy_.refresh(train_, batch, w_);
+    const double eta = learning_rate(options_.schedule, options_.lr, step_++, steps_per_epoch_);
     const double t0 = MPI_Wtime();
-    BatchLoss bl = gradient_.compute(train_, batch, w_, loss_, scale, update_);
-    const double t1 = MPI_Wtime();
     const double comm_before = comm_.stats().seconds;
-    uint64_t nnz = strategy_.exchange(update_, learning_rate(options_.schedule, options_.lr, step_++, steps_per_epoch_), w_);
+    BatchLoss bl;
+    uint64_t nnz = 0;
+    if (strategy_.passes_through()) {
+      bl = gradient_.compute_and_step(train_, batch, w_, loss_, scale, eta);
+      nnz = bl.nnz;
+    } else {
+      bl = gradient_.compute(train_, batch, w_, loss_, scale, update_);
+      nnz = strategy_.exchange(update_, eta, w_);
+    }
     // The strategy's own work (packing, applying the step) counts as compute.
-    rec.compute_s += (t1 - t0) + (MPI_Wtime() - t1) - (comm_.stats().seconds - comm_before);
+    rec.compute_s += (MPI_Wtime() - t0) - (comm_.stats().seconds - comm_before);
     density_sum += static_cast<double>(nnz) / std::max<uint32_t>(1, w_.dim());
     rec.loss_sum += bl.loss_sum;
     rec.rows += static_cast<double>(bl.rows);

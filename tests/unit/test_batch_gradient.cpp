@@ -1,6 +1,6 @@
 // BatchGradient::compute against a naive reference at several thread counts, its
-// reproducibility for a given thread count, and the reset of its internal accumulator
-// between calls.
+// reproducibility for a given thread count, the reset of its internal accumulator
+// between calls, and compute_and_step against compute followed by the step.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -301,5 +301,34 @@ TEST_CASE("batch gradient: threads split the non-zeros, however crowded their in
     SparseVector out;
     BatchLoss bl = bg.compute(d, batch, w, loss, 0.25f, out);
     check_against_reference(out, bl, naive(d, batch, w, loss, 0.25f), batch.size());
+  }
+}
+
+TEST_CASE("batch gradient: stepping as the update drains equals handing it to step_sparse", "[batch_gradient]") {
+  std::mt19937_64 rng(31);
+  const uint32_t dim = 700;
+  Dataset d = random_dataset(rng, 400, dim, 40, false);
+  const Loss loss{LossKind::logistic};
+  for (bool adagrad : {false, true}) {
+    for (int threads : {1, 2, 3}) {
+      INFO("adagrad " << adagrad << ", threads " << threads);
+      Weights handed(dim, 0.01, adagrad), drained(dim, 0.01, adagrad);
+      BatchGradient hand(d, dim, threads), drain(d, dim, threads);
+      SparseVector out;
+      for (int step = 0; step < 6; ++step) {
+        const std::vector<uint64_t> batch = random_batch(rng, 400, 150);
+        const double eta = 0.5 / (1 + step);
+        BatchLoss a = hand.compute(d, batch, handed, loss, 1.0f / 150, out);
+        handed.step_sparse(eta, out.index, out.value);
+        BatchLoss b = drain.compute_and_step(d, batch, drained, loss, 1.0f / 150, eta);
+        CHECK(a.nnz == out.nnz());
+        CHECK(b.nnz == a.nnz);
+        CHECK(b.loss_sum == a.loss_sum);
+        CHECK(drained.hash() == handed.hash());
+      }
+      uint32_t dirty = 0;
+      for (uint32_t i = 0; i < dim; ++i) dirty += drained.scratch(i) != 0;
+      CHECK(dirty == 0);
+    }
   }
 }
