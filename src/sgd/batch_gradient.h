@@ -7,10 +7,10 @@
 // sort, in O(N/64 + nnz) per batch.
 // With one thread a row's entries are added right after its dot product, while its
 // cache lines are loaded. With T > 1 the index space is split: thread t owns [lo_t, hi_t)
-// (multiples of 64, so bitmap words are never shared, holding equal shares of the data's
-// non-zeros) and works on every row's entries in that range: for a chunk of rows, first
-// the partial dot products, then (after a barrier) each row's derivative from the summed
-// partials and the adds. Splitting the rows instead would load the lines of every
+// (multiples of 64, so bitmap words are never shared, holding equal shares of the
+// expected work) and works on every row's entries in that range: for a chunk of rows,
+// first the partial dot products, then (after a barrier) each row's derivative from the
+// summed partials and the adds. Splitting the rows instead would load the lines of every
 // feature the threads' rows share into both cores' caches; split by index, each line is
 // loaded by one thread. The cost is that a dot product sums T partials, so models of
 // different T agree to rounding; the same T gives the same bits.
@@ -34,8 +34,9 @@ struct BatchLoss {
 
 class BatchGradient {
  public:
-  // `data` is the data the batches will come from: its non-zeros set the threads' ranges.
-  BatchGradient(const Dataset& data, uint32_t dim, int threads);
+  // `data` is the data the batches of `batch` rows will come from: how often each feature
+  // occurs in it sets the threads' ranges.
+  BatchGradient(const Dataset& data, uint32_t dim, int threads, uint64_t batch);
 
   // Reads w and uses its scratch lane, which it leaves zero again.
   BatchLoss compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
@@ -52,7 +53,7 @@ class BatchGradient {
   }
 
  private:
-  // Start of thread t's index range of nt, from the cumulative non-zeros per bitmap word.
+  // Start of thread t's index range of nt, from the cumulative work per bitmap word.
   uint32_t range_begin(int t, int nt) const;
   BatchLoss compute_one_thread(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
                                float scale);
@@ -96,7 +97,7 @@ class BatchGradient {
     uint32_t begin, end;
   };
   std::vector<uint64_t> touched_;   // bitmap over indices, all zero between calls
-  std::vector<uint64_t> word_nnz_;  // word_nnz_[k]: the data's non-zeros in bitmap words [0, k)
+  std::vector<double> word_cost_;  // word_cost_[k]: an epoch's expected work in bitmap words [0, k)
   std::vector<Segment> segment_;    // per thread and batch row
   std::vector<double> partial_;     // per thread and batch row: w^T x over the thread's range
   std::vector<double> thread_loss_;

@@ -11,7 +11,7 @@ namespace mpisgd {
 Trainer::Trainer(const Dataset& train, Loss loss, Weights& w, Strategy& strategy, CountedComm& comm,
                  const TrainOptions& o)
     : train_(train), loss_(loss), w_(w), strategy_(strategy), comm_(comm), options_(o), order_(train.rows()),
-      gradient_(train, w.dim(), o.threads) {
+      gradient_(train, w.dim(), o.threads, o.batch) {
   uint64_t local_steps = (train.rows() + o.batch - 1) / o.batch;
   MPI_Allreduce(&local_steps, &steps_per_epoch_, 1, MPI_UINT64_T, MPI_MAX, comm.raw());
 }

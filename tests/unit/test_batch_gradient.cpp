@@ -168,7 +168,7 @@ TEST_CASE("batch gradient: equals the naive sum at every thread count, and repea
       BatchLoss first_loss;
       for (int threads : {1, 2, 3, 4, 8}) {
         INFO("threads " << threads);
-        BatchGradient bg(d, cfg.dim, threads);
+        BatchGradient bg(d, cfg.dim, threads, cfg.batch);
         SparseVector out;
         const uint64_t hash_before = w.hash();
         const std::vector<double> weights_before = w.values();
@@ -180,7 +180,7 @@ TEST_CASE("batch gradient: equals the naive sum at every thread count, and repea
         for (uint32_t i = 0; i < cfg.dim; ++i) dirty += w.scratch(i) != 0;
         CHECK(dirty == 0);
         check_against_reference(out, bl, ref, batch.size());
-        BatchGradient again(d, cfg.dim, threads);
+        BatchGradient again(d, cfg.dim, threads, cfg.batch);
         SparseVector repeat;
         again.compute(d, batch, w, loss, scale, repeat);
         CHECK(bit_identical(out, repeat));
@@ -211,7 +211,7 @@ TEST_CASE("batch gradient: an empty batch gives an empty update", "[batch_gradie
   Dataset d = random_dataset(rng, 20, 100, 10, false);
   Weights w = random_weights(rng, 100);
   for (int threads : {1, 3}) {
-    BatchGradient bg(d, 100, threads);
+    BatchGradient bg(d, 100, threads, 10);
     SparseVector out;
     out.index = {1, 2, 3};
     out.value = {1, 2, 3};
@@ -234,7 +234,7 @@ TEST_CASE("batch gradient: the accumulator is reset between calls", "[batch_grad
 
   for (int threads : {1, 3}) {
     INFO("threads " << threads);
-    BatchGradient bg(d, dim, threads);
+    BatchGradient bg(d, dim, threads, 32);
     SparseVector a, again, other;
     // Stale contents in the output must be overwritten.
     again.index.assign(5000, 7);
@@ -245,7 +245,7 @@ TEST_CASE("batch gradient: the accumulator is reset between calls", "[batch_grad
     CHECK(la.loss_sum == la2.loss_sum);
 
     bg.compute(d, b2, w, loss, 0.5f, other);
-    BatchGradient fresh(d, dim, threads);
+    BatchGradient fresh(d, dim, threads, 32);
     SparseVector expect;
     fresh.compute(d, b2, w, loss, 0.5f, expect);
     CHECK(bit_identical(other, expect));
@@ -263,7 +263,7 @@ TEST_CASE("batch gradient: a hand-computed squared-loss batch", "[batch_gradient
   d.label = {2.0f, -1.0f};
   Weights w(70, 0.0, false);
   for (int threads : {1, 2, 4}) {
-    BatchGradient bg(d, 70, threads);
+    BatchGradient bg(d, 70, threads, 2);
     SparseVector out;
     std::vector<uint64_t> batch{0, 1};
     BatchLoss bl = bg.compute(d, batch, w, Loss{LossKind::squared}, 0.5f, out);
@@ -274,9 +274,9 @@ TEST_CASE("batch gradient: a hand-computed squared-loss batch", "[batch_gradient
   }
 }
 
-TEST_CASE("batch gradient: threads split the non-zeros, however crowded their indices", "[batch_gradient]") {
+TEST_CASE("batch gradient: threads split the work, however crowded the indices", "[batch_gradient]") {
   // Nearly every non-zero in the first bitmap word and a few in the last: balanced by
-  // non-zeros, most threads own an empty range next to one that owns the crowded word.
+  // expected work, most threads own an empty range next to one that owns the crowded word.
   std::mt19937_64 rng(5);
   const uint32_t dim = 4096;
   Dataset d;
@@ -297,7 +297,7 @@ TEST_CASE("batch gradient: threads split the non-zeros, however crowded their in
   const std::vector<uint64_t> batch = random_batch(rng, 300, 120);
   for (int threads : {2, 3, 8}) {
     INFO("threads " << threads);
-    BatchGradient bg(d, dim, threads);
+    BatchGradient bg(d, dim, threads, batch.size());
     SparseVector out;
     BatchLoss bl = bg.compute(d, batch, w, loss, 0.25f, out);
     check_against_reference(out, bl, naive(d, batch, w, loss, 0.25f), batch.size());
@@ -313,7 +313,7 @@ TEST_CASE("batch gradient: stepping as the update drains equals handing it to st
     for (int threads : {1, 2, 3}) {
       INFO("adagrad " << adagrad << ", threads " << threads);
       Weights handed(dim, 0.01, adagrad), drained(dim, 0.01, adagrad);
-      BatchGradient hand(d, dim, threads), drain(d, dim, threads);
+      BatchGradient hand(d, dim, threads, 150), drain(d, dim, threads, 150);
       SparseVector out;
       for (int step = 0; step < 6; ++step) {
         const std::vector<uint64_t> batch = random_batch(rng, 400, 150);
