@@ -18,6 +18,15 @@
 // (the first pays for first use). The call then runs the fastest once more and returns
 // its result; later calls with the same tied set and a k of the same size class (a
 // factor of sqrt 2) run it without timing.
+//
+// Ties are timed only over a fast link. The model's errors come from what it leaves out
+// (caches, ranks sharing cores, the jitter of a ping-pong's alpha), which matters where
+// moving a value costs about what adding it does: 1.4x on shared memory here. Where it
+// costs over kSlowLink (10) times more (120x under a 1 Gbit/s cap), the bytes the model
+// counts to within a percent decide, and timing would measure the link's transient state
+// instead: a shaped link passes the first calls after a pause several times faster than
+// its rate. Under the cap, timed ties put sparse-auto in the trainer 10% behind
+// recursive doubling and missed one allreduce_bench point; the model alone missed none.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -56,15 +65,17 @@ class SparseAuto final : public SparseAllreduce<V> {
  public:
   SparseAuto(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
       : comm_(comm), dim_(dim), config_(config),
-        speed_(config.measured ? *config.measured : measure_machine_speed(comm.raw())) {
+        speed_(config.measured ? *config.measured : measure_machine_speed(comm.raw())),
+        time_ties_(config.tie_trials > 0 &&
+                   speed_.network.beta * sizeof(V) <= kSlowLink * speed_.compute.dense_element_s) {
     for (const auto& info : sparse_allreduce_registry<V>()) {
       if (info.cost) candidates_.push_back(Candidate{&info, nullptr});
     }
     spdlog::debug("auto allreduce: alpha {:.2e} s, gap {:.2e} s, beta {:.2e} s/byte ({:.0f} MB/s), merge {:.2f} ns/item, "
-                  "dense add {:.2f} ns/value, {:.2g} ranks per core, dense switch at {:.1f}%",
+                  "dense add {:.2f} ns/value, {:.2g} ranks per core, dense switch at {:.1f}%, near ties {}",
                   speed_.network.alpha, speed_.network.gap, speed_.network.beta, speed_.network.beta > 0 ? 1e-6 / speed_.network.beta : 0.0,
                   speed_.compute.merge_item_s * 1e9, speed_.compute.dense_element_s * 1e9, speed_.core_sharing,
-                  config_.dense_switch.density * 100);
+                  config_.dense_switch.density * 100, time_ties_ ? "timed" : "left to the model");
   }
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
@@ -111,7 +122,7 @@ class SparseAuto final : public SparseAllreduce<V> {
     // Every rank reaches this point with the same choice, so the collective
     // construction (communicator splits) of a first use is safe.
     const Stream<V>* result = nullptr;
-    if (config_.tie_trials > 0 && std::popcount(tied) > 1) {
+    if (time_ties_ && std::popcount(tied) > 1) {
       const std::pair<int, uint32_t> key{size_class(k), tied};
       if (auto it = settled_.find(key); it != settled_.end()) {
         best = it->second;
@@ -199,6 +210,8 @@ class SparseAuto final : public SparseAllreduce<V> {
   uint32_t dim_;
   CollectiveConfig config_;
   MachineSpeed speed_;
+  static constexpr double kSlowLink = 10;
+  bool time_ties_;
   std::vector<Candidate> candidates_;
   Candidate* chosen_ = nullptr;
   std::vector<double> predicted_;  // this call's predictions, per candidate

@@ -466,6 +466,8 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     CollectiveConfig all_tie = measured();
     all_tie.tie_factor = 1e300;
     all_tie.tie_trials = 2;
+    all_tie.measured->network.beta = 1e-10;  // a fast link: moving a value costs what adding it does
+    all_tie.measured->compute.dense_element_s = 4e-10;
     auto ar = make_sparse_allreduce<V>("auto", comm, n, all_tie);
     const std::vector<V> expect = reference_sum(mine, n);
     std::string first;
@@ -492,6 +494,30 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
         CHECK(on_all_ranks(by_auto.bytes_sent == direct.bytes_sent));
       }
     }
+  }
+  SECTION("auto: over a slow link a near tie is left to the model") {
+    // Moving a value costs 1000 times what adding it does: the model's byte counts decide,
+    // so the first call runs the model's pick alone.
+    CollectiveConfig slow = measured();
+    slow.tie_factor = 1e300;
+    slow.tie_trials = 2;
+    slow.measured->network.beta = 1e-7;
+    slow.measured->compute.dense_element_s = 4e-10;
+    auto ar = make_sparse_allreduce<V>("auto", comm, n, slow);
+    const std::vector<V> expect = reference_sum(mine, n);
+    const CommStats before = comm.stats();
+    const bool right = equals(ar->allreduce(input), n, expect);
+    const CommStats by_auto = comm.stats() - before;
+    const std::string chosen = ar->choice();
+    CAPTURE(rank, size, chosen);
+    CHECK(on_all_ranks(right));
+    REQUIRE(on_all_ranks(!chosen.empty() && chosen == on_rank0(chosen)));
+    auto same = make_sparse_allreduce<V>(chosen, comm, n, slow);
+    const CommStats direct_before = comm.stats();
+    same->allreduce(input);
+    const CommStats direct = comm.stats() - direct_before;
+    CAPTURE(by_auto.bytes_sent, direct.bytes_sent);
+    CHECK(on_all_ranks(by_auto.bytes_sent == direct.bytes_sent + 16));  // and k's exchange
   }
 }
 
