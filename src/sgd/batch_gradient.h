@@ -67,8 +67,8 @@ class BatchGradient {
   }
   // Shuffled rows lie anywhere in the CSR, so a row is fetched in two stages: its offsets
   // and label four rows ahead, every line of its indices and values two rows ahead. The
-  // first line of each alone left the other seven of a URL-like row to demand misses, and
-  // the label's miss stalled each row: an epoch took 16-18% longer at T = 1.
+  // first line of each alone left the rest of a URL-like row (7 lines each) to demand
+  // misses, and the label's miss stalled each row: an epoch took 16-18% longer at T = 1.
   // Always inlined: GCC 12 drops calls to an out-of-line function that does nothing but
   // prefetch (ipa-modref finds no side effect).
   [[gnu::always_inline]] static void prefetch_row(const Dataset& data, uint64_t row) {
@@ -97,7 +97,7 @@ class BatchGradient {
     uint32_t begin, end;
   };
   std::vector<uint64_t> touched_;   // bitmap over indices, all zero between calls
-  std::vector<double> word_cost_;  // word_cost_[k]: an epoch's expected work in bitmap words [0, k)
+  std::vector<double> word_cost_;   // word_cost_[k]: an epoch's expected work in bitmap words [0, k)
   std::vector<Segment> segment_;    // per thread and batch row
   std::vector<double> partial_;     // per thread and batch row: w^T x over the thread's range
   std::vector<double> thread_loss_;
