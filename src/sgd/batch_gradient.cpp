@@ -82,8 +82,7 @@ BatchLoss BatchGradient::compute_one_thread(const Dataset& data, std::span<const
                                             const Loss& loss, float scale) {
   BatchLoss result{0, rows.size()};
   for (size_t r = 0; r < rows.size(); ++r) {
-    if (r + 4 < rows.size()) prefetch_row_start(data, rows[r + 4]);
-    if (r + 2 < rows.size()) prefetch_row(data, rows[r + 2]);
+    prefetch_ahead(data, rows, r);
     if (r + 1 < rows.size()) w.prefetch(data.row_index(rows[r + 1]));
     const uint64_t row = rows[r];
     auto index = data.row_index(row);
@@ -141,8 +140,7 @@ BatchLoss BatchGradient::run(const Dataset& data, std::span<const uint64_t> rows
     for (size_t c0 = 0; c0 < batch; c0 += kChunk) {
       const size_t c1 = std::min(batch, c0 + kChunk);
       for (size_t r = c0; r < c1; ++r) {
-        if (r + 4 < batch) prefetch_row_start(data, rows[r + 4]);
-        if (r + 2 < batch) prefetch_row(data, rows[r + 2]);
+        prefetch_ahead(data, rows, r);
         if (r + 1 < batch) find(r + 1);
         const Segment s = segment[r];
         partial[r] = w.dot(data.row_index(rows[r]).subspan(s.begin, s.end - s.begin),

@@ -82,6 +82,11 @@ class BatchGradient {
     __builtin_prefetch(data.row_ptr.data() + row);
     __builtin_prefetch(data.label.data() + row);
   }
+  // Both stages, for the rows that follow rows[r].
+  [[gnu::always_inline]] static void prefetch_ahead(const Dataset& data, std::span<const uint64_t> rows, size_t r) {
+    if (r + 4 < rows.size()) prefetch_row_start(data, rows[r + 4]);
+    if (r + 2 < rows.size()) prefetch_row(data, rows[r + 2]);
+  }
   // Hands the update to `out`, or with none takes the step of rate eta on w once every
   // dot product is done (the step rescales w).
   BatchLoss run(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss, float scale,
