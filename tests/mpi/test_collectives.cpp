@@ -359,6 +359,12 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     for (uint32_t i : mine.index) k += i >= range.begin && i < range.end;
     return k > sw.switch_count<V>(range.length()) ? Stream<V>::dense_bytes(range.length()) : Stream<V>::sparse_bytes(k);
   };
+  // What this rank sent and received while `ar` reduced `input`.
+  auto moved_by = [&](SparseAllreduce<V>& ar) {
+    const CommStats before = comm.stats();
+    ar.allreduce(input);
+    return comm.stats() - before;
+  };
 
   SECTION("ssar-rec-dbl: one stream per stage, and one each way for a folded rank") {
     auto ar = make_sparse_allreduce<V>("ssar-rec-dbl", comm, n, {});
@@ -385,9 +391,7 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
   SECTION("dense: the volume of a bandwidth-optimal allreduce") {
     auto ar = make_sparse_allreduce<V>("dense", comm, n, {});
     const uint64_t volume = 2 * static_cast<uint64_t>(size - 1) * n * sizeof(V) / static_cast<uint64_t>(size);
-    const CommStats before = comm.stats();
-    ar->allreduce(input);
-    const CommStats moved = comm.stats() - before;
+    const CommStats moved = moved_by(*ar);
     CAPTURE(rank, size, moved.bytes_sent, moved.bytes_received, volume);
     CHECK(on_all_ranks(moved.bytes_sent == volume && moved.bytes_received == volume));
   }
@@ -403,9 +407,7 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     const uint64_t gathered = (n - owned_range(n, size, rank).length()) * sizeof(V);
     sent += gathered;
     received += gathered;
-    const CommStats before = comm.stats();
-    ar->allreduce(input);
-    const CommStats moved = comm.stats() - before;
+    const CommStats moved = moved_by(*ar);
     CAPTURE(rank, size, moved.bytes_sent, moved.bytes_received, sent, received);
     CHECK(on_all_ranks(moved.bytes_sent == sent && moved.bytes_received == received));
   }
@@ -429,9 +431,7 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     const uint64_t dense = (group_range.length() - slice.length()) * sizeof(V) + (n - slice.length()) * sizeof(V);
     sent += dense;
     received += dense;
-    const CommStats before = comm.stats();
-    ar->allreduce(input);
-    const CommStats moved = comm.stats() - before;
+    const CommStats moved = moved_by(*ar);
     CAPTURE(rank, size, g, moved.bytes_sent, moved.bytes_received, sent, received);
     CHECK(on_all_ranks(moved.bytes_sent == sent && moved.bytes_received == received));
   }
@@ -440,19 +440,14 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     model_only.tie_trials = 0;
     auto ar = make_sparse_allreduce<V>("auto", comm, n, model_only);
     for (int call = 0; call < 3; ++call) {
-      CommStats before = comm.stats();
-      ar->allreduce(input);
-      const CommStats by_auto = comm.stats() - before;
+      const CommStats by_auto = moved_by(*ar);
       const std::string chosen = ar->choice();
       // Every rank must have chosen alike (or the ranks would be in different collectives).
       const std::string rank0_chose = on_rank0(chosen);
       CAPTURE(call, rank, size, chosen, rank0_chose);
       REQUIRE(on_all_ranks(!chosen.empty() && chosen == rank0_chose));
       // The same algorithm, made afresh with the same configuration, on the same input.
-      before = comm.stats();
-      auto same = make_sparse_allreduce<V>(chosen, comm, n, measured());
-      same->allreduce(input);
-      const CommStats direct = comm.stats() - before;
+      const CommStats direct = moved_by(*make_sparse_allreduce<V>(chosen, comm, n, measured()));
       CAPTURE(by_auto.bytes_sent, direct.bytes_sent, by_auto.bytes_received, direct.bytes_received);
       // k travels in 8-byte allreduces: two on the first call, then one every 16th.
       const uint64_t k_bytes = call == 0 ? 16 : 0;
@@ -482,10 +477,7 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
       REQUIRE(on_all_ranks(!chosen.empty() && chosen == rank0_chose));
       if (call == 0) first = chosen;
       CHECK(chosen == first);
-      auto same = make_sparse_allreduce<V>(chosen, comm, n, all_tie);
-      const CommStats direct_before = comm.stats();
-      same->allreduce(input);
-      const CommStats direct = comm.stats() - direct_before;
+      const CommStats direct = moved_by(*make_sparse_allreduce<V>(chosen, comm, n, all_tie));
       CAPTURE(by_auto.bytes_sent, direct.bytes_sent);
       // The first call also ran every other algorithm: more than the chosen one's bytes.
       if (call == 0) {
@@ -512,10 +504,7 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     CAPTURE(rank, size, chosen);
     CHECK(on_all_ranks(right));
     REQUIRE(on_all_ranks(!chosen.empty() && chosen == on_rank0(chosen)));
-    auto same = make_sparse_allreduce<V>(chosen, comm, n, slow);
-    const CommStats direct_before = comm.stats();
-    same->allreduce(input);
-    const CommStats direct = comm.stats() - direct_before;
+    const CommStats direct = moved_by(*make_sparse_allreduce<V>(chosen, comm, n, slow));
     CAPTURE(by_auto.bytes_sent, direct.bytes_sent);
     CHECK(on_all_ranks(by_auto.bytes_sent == direct.bytes_sent + 16));  // and k's exchange
   }

@@ -82,6 +82,13 @@ std::vector<uint64_t> random_batch(std::mt19937_64& rng, uint64_t rows, size_t s
   return b;
 }
 
+// Weight slots whose scratch lane is not zero: BatchGradient must leave none.
+uint32_t dirty_scratch(Weights& w) {
+  uint32_t dirty = 0;
+  for (uint32_t i = 0; i < w.dim(); ++i) dirty += w.scratch(i) != 0;
+  return dirty;
+}
+
 struct Reference {
   std::map<uint32_t, double> sum, abs_sum;
   double loss = 0;
@@ -176,9 +183,7 @@ TEST_CASE("batch gradient: equals the naive sum at every thread count, and repea
         // compute only reads the model, and leaves the weights' scratch lane zero.
         CHECK(w.hash() == hash_before);
         CHECK(w.values() == weights_before);
-        uint32_t dirty = 0;
-        for (uint32_t i = 0; i < cfg.dim; ++i) dirty += w.scratch(i) != 0;
-        CHECK(dirty == 0);
+        CHECK(dirty_scratch(w) == 0);
         check_against_reference(out, bl, ref, batch.size());
         BatchGradient again(d, cfg.dim, threads, cfg.batch);
         SparseVector repeat;
@@ -326,9 +331,7 @@ TEST_CASE("batch gradient: stepping as the update drains equals handing it to st
         CHECK(b.loss_sum == a.loss_sum);
         CHECK(drained.hash() == handed.hash());
       }
-      uint32_t dirty = 0;
-      for (uint32_t i = 0; i < dim; ++i) dirty += drained.scratch(i) != 0;
-      CHECK(dirty == 0);
+      CHECK(dirty_scratch(drained) == 0);
     }
   }
 }
