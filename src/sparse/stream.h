@@ -10,13 +10,17 @@
 // range from an empty vector. A stream switches itself to dense once its pairs would
 // exceed `switch_count(length)` (see DenseSwitch): then it is cheaper to send dense, or to
 // sum dense. Its buffer always has room for the dense form, so no operation allocates
-// while the algorithm runs.
+// while the algorithm runs; it is left unwritten, so that only the pages a stream uses
+// are ever mapped. Zero-filled, the three dense-sized streams an algorithm keeps took
+// 0.2 s to set up at N = 3.2M on four ranks sharing two cores, which `auto`, making an
+// algorithm on its first use, paid inside the first epoch.
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <span>
-#include <vector>
+
+#include "data/big_array.h"
 
 namespace mpisgd {
 
@@ -61,13 +65,16 @@ class Stream {
   // Room for any stream over `length` indices; sparse ones never outgrow the dense form.
   static size_t capacity_bytes(uint64_t length) { return dense_bytes(length); }
 
-  Stream() { reserve(0); }
-  explicit Stream(uint64_t max_length) { reserve(max_length); }
+  Stream() : Stream(0) {}
+  explicit Stream(uint64_t max_length) {
+    reserve(max_length);
+    set_empty();
+  }
 
   // Makes room for streams over up to `max_length` indices; keeps the contents.
   void reserve(uint64_t max_length) {
     size_t words = (capacity_bytes(max_length) + 7) / 8;
-    if (words > buf_.size()) buf_.resize(words, 0);
+    if (words > buf_.size()) buf_.resize(words);
   }
   size_t capacity() const { return buf_.size() * 8; }
 
@@ -118,7 +125,7 @@ class Stream {
   std::byte* payload() { return reinterpret_cast<std::byte*>(buf_.data()) + kHeaderBytes; }
   const std::byte* payload() const { return reinterpret_cast<const std::byte*>(buf_.data()) + kHeaderBytes; }
 
-  std::vector<uint64_t> buf_;  // 64-bit words keep the block 8-byte aligned for doubles
+  BigArray<uint64_t> buf_;  // 64-bit words keep the block 8-byte aligned for doubles
 };
 
 }  // namespace mpisgd
