@@ -62,17 +62,24 @@ AlphaBeta measure_alpha_beta(MPI_Comm comm) {
   MPI_Comm_size(comm, &size);
   double ab[2] = {0, 0};
   const int partner = rank ^ 1;
-  if (partner < size) {
-    constexpr int kLarge = 1 << 20;
-    const bool leader = rank < partner;
-    one_way_seconds(comm, partner, leader, kLarge, 1);  // connection set-up and warm-up
-    // The fastest of three medians: a rank descheduled for a few milliseconds (ranks that
-    // share a core, a busy host) spoils the round it falls in, not the figure.
-    double small = std::numeric_limits<double>::infinity(), large = small;
-    for (int round = 0; round < 3; ++round) {
-      small = std::min(small, one_way_seconds(comm, partner, leader, 8, 11));
-      large = std::min(large, one_way_seconds(comm, partner, leader, kLarge, 3));
-    }
+  const bool paired = partner < size, leader = rank < partner;
+  // All pairs run each phase together, behind a barrier. Left to drift apart, one pair's
+  // small messages queued behind another's megabyte on a shared link: alpha came out
+  // anywhere from 30 us to 1.3 ms under a 1 Gbit/s cap, and auto's choice with it.
+  auto phase = [&](int bytes, int reps) {
+    MPI_Barrier(comm);
+    return paired ? one_way_seconds(comm, partner, leader, bytes, reps) : 0.0;
+  };
+  constexpr int kLarge = 1 << 20;
+  phase(kLarge, 1);  // connection set-up and warm-up
+  // The fastest of three medians: a rank descheduled for a few milliseconds (ranks that
+  // share a core, a busy host) spoils the round it falls in, not the figure.
+  double small = std::numeric_limits<double>::infinity(), large = small;
+  for (int round = 0; round < 3; ++round) {
+    small = std::min(small, phase(8, 11));
+    large = std::min(large, phase(kLarge, 3));
+  }
+  if (paired) {
     ab[0] = small;
     ab[1] = std::max(large - small, 0.0) / kLarge;
   }
