@@ -38,22 +38,35 @@ double fit_universe(double k, double result, int ranks, double dim) {
 
 CostModel::CostModel(const CostInputs& in) : in_(in), n_(static_cast<double>(in.dim)) {}
 
-bool CostModel::goes_dense(double items, double length) const {
+bool CostModel::goes_dense(double items, double length, double switch_density) const {
   const auto value = static_cast<double>(in_.value_bytes);
-  return std::min(items, length) > std::min(length * value / (sizeof(uint32_t) + value), in_.dense_switch.density * length);
+  return std::min(items, length) > std::min(length * value / (sizeof(uint32_t) + value), switch_density * length);
+}
+
+double CostModel::transfer(double items, double length, double switch_density) const {
+  const auto value = static_cast<double>(in_.value_bytes);
+  const double pair = sizeof(uint32_t) + value;
+  const bool dense = goes_dense(items, length, switch_density);
+  return in_.network.beta * (Stream<float>::kHeaderBytes + (dense ? length * value : items * pair));
 }
 
 double CostModel::transfer(double items, double length) const {
-  const auto value = static_cast<double>(in_.value_bytes);
-  const double pair = sizeof(uint32_t) + value;
-  const double bytes = Stream<float>::kHeaderBytes + (goes_dense(items, length) ? length * value : items * pair);
-  return in_.network.beta * bytes;
+  return transfer(items, length, in_.dense_switch.density);
 }
 
 double CostModel::message(double items, double length) const { return in_.network.alpha + transfer(items, length); }
 
+double CostModel::gather_message(double items, double length) const {
+  return in_.network.alpha + transfer(items, length, 1.0);
+}
+
+double CostModel::compact(double items, double length) const {
+  return goes_dense(items, length, in_.dense_switch.density) ? length * in_.compute.dense_element_s : 0;
+}
+
 double CostModel::sum(double items, double length) const {
-  return goes_dense(items, length) ? length * in_.compute.dense_element_s : 2 * items * in_.compute.merge_item_s;
+  return goes_dense(items, length, in_.dense_switch.density) ? length * in_.compute.dense_element_s
+                                                             : 2 * items * in_.compute.merge_item_s;
 }
 
 double CostModel::share(int senders) const { return in_.mean_volume ? senders / p() : 1.0; }

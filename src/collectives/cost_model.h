@@ -65,6 +65,12 @@ class CostModel {
   // transfer() is its bandwidth term alone.
   double message(double items, double length) const;
   double transfer(double items, double length) const;
+  // A message of a stream that is not summed on arrival (an allgather's block): dense
+  // only past the byte bound.
+  double gather_message(double items, double length) const;
+  // Making a summed stream of `items` items over `length` indices ready to be gathered
+  // (stream_sum.h compact): a scan of its values if the sum went dense.
+  double compact(double items, double length) const;
   // Adding a received stream of `items` items over `length` indices to a partial sum.
   double sum(double items, double length) const;
   // Items in the sum of the inputs of `m` ranks.
@@ -81,7 +87,8 @@ class CostModel {
   double dense_reduce_scatter(double values, int parts) const;
 
  private:
-  bool goes_dense(double items, double length) const;
+  bool goes_dense(double items, double length, double switch_density) const;
+  double transfer(double items, double length, double switch_density) const;
 
   CostInputs in_;
   double n_;

@@ -1,7 +1,10 @@
 // SSAR_Split_AllGather (thesis section 3.3.3, Figures 3.10-3.11): the Split phase
 // (split_reduce.h) leaves each rank the sum of its owned range; a sparse allgather by
 // recursive doubling then concatenates the ranges, every stage doubling the contiguous
-// block of ranges a rank holds. Cost (Table 3.1):
+// block of ranges a rank holds. The allgather sums nothing, so its blocks go dense only
+// past the byte bound: an owned sum that the summation switch made dense is compacted
+// first (at N = 16.6M, 4 ranks, 1% inputs, the sums are 3.9% dense; a switch tuned to
+// 3.7% sent them dense, and each rank moved 50.8 MB instead of 4.9). Cost (Table 3.1):
 //   ((P-1) + log2 P) alpha + [2 (P-1)/P k .. P k] beta,
 //   E = ((P-1)/P k + (P-1) f(k/P, N/P, P)) beta for uniform indices.
 // Non-powers of two fold the extra ranks' blocks in before the allgather and out after.
@@ -18,16 +21,16 @@ template <class V>
 class SsarSplitAllgather final : public SparseAllreduce<V> {
  public:
   SsarSplitAllgather(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
-      : comm_(comm), sw_(config.dense_switch), split_(comm.raw(), comm, dim, sw_), fold_(comm.rank(), comm.size()),
+      : comm_(comm), split_(comm.raw(), comm, dim, config.dense_switch), fold_(comm.rank(), comm.size()),
         acc_(dim), in_(dim), scratch_(dim) {
     check_message_size<V>(dim, "ssar-split-ag");
   }
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
     CountedComm::Timed timed(comm_);
-    acc_.copy_from(split_.reduce(input));
+    compact(split_.reduce(input), split_.owned(), acc_);
     fold_in(comm_, fold_, acc_, in_, [&] {
-      concat_disjoint(in_, acc_, split_.range(comm_.rank() - 1), split_.owned(), scratch_, sw_);
+      concat_disjoint(in_, acc_, split_.range(comm_.rank() - 1), split_.owned(), scratch_);
       acc_.swap(in_);
     });
     if (!fold_.folded_out()) gather(fold_.new_rank);
@@ -48,16 +51,15 @@ class SsarSplitAllgather final : public SparseAllreduce<V> {
       const Range theirs = block(partner & ~(mask - 1), mask);
       exchange_streams(comm_, acc_, in_, fold_.old_rank(partner), kTagStage);
       if (partner < me) {
-        concat_disjoint(in_, acc_, theirs, mine, scratch_, sw_);
+        concat_disjoint(in_, acc_, theirs, mine, scratch_);
         acc_.swap(in_);
       } else {
-        concat_disjoint(acc_, in_, mine, theirs, scratch_, sw_);
+        concat_disjoint(acc_, in_, mine, theirs, scratch_);
       }
     }
   }
 
   CountedComm& comm_;
-  DenseSwitch sw_;
   SplitReduce<V> split_;
   Fold fold_;
   Stream<V> acc_, in_, scratch_;
@@ -68,12 +70,14 @@ class SsarSplitAllgather final : public SparseAllreduce<V> {
 double ssar_split_ag_cost(const CostModel& m) {
   const Fold fold(0, m.in().ranks);
   const double total = m.sum_of(m.p());
-  double t = m.split(m.in().ranks) + (fold.rem ? m.share(fold.rem) * m.message(total / m.p(), m.n() / m.p()) : 0);
+  const double owned = total / m.p(), length = m.n() / m.p();
+  double t = m.split(m.in().ranks) + m.compact(owned, length);
+  if (fold.rem) t += m.share(fold.rem) * m.gather_message(owned, length);
   for (int held = 1; held < fold.p2; held *= 2) {
     const double share = held / static_cast<double>(fold.p2);  // of [0, N) a block covers
-    t += m.share(fold.p2) * m.message(total * share, m.n() * share);
+    t += m.share(fold.p2) * m.gather_message(total * share, m.n() * share);
   }
-  return t + (fold.rem ? m.share(fold.rem) * m.message(total, m.n()) : 0);
+  return t + (fold.rem ? m.share(fold.rem) * m.gather_message(total, m.n()) : 0);
 }
 
 template <class V>

@@ -6,6 +6,9 @@
 namespace mpisgd {
 namespace {
 
+// The switch of a stream that is never summed: dense only when pairs take more bytes.
+constexpr DenseSwitch kByteBound{1.0};
+
 // dense[index - offset] += value for every pair.
 template <class V>
 void scatter_add(std::span<const Pair<V>> pairs, uint32_t offset, V* __restrict dense) {
@@ -125,13 +128,36 @@ void add_overlapping(Stream<V>& acc, Stream<V>& in, Stream<V>& scratch, Range ra
 }
 
 template <class V>
+void compact(const Stream<V>& in, Range range, Stream<V>& out) {
+  out.reserve(range.length());
+  if (!in.is_dense()) {
+    out.copy_from(in);
+    return;
+  }
+  const uint64_t limit = kByteBound.switch_count<V>(range.length());
+  out.set_sparse(static_cast<uint32_t>(limit));
+  Pair<V>* pairs = out.pairs().data();
+  const V* values = in.values().data();
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < range.length(); ++i) {
+    if (values[i] == V{0}) continue;
+    if (n == limit) {
+      out.copy_from(in);
+      return;
+    }
+    pairs[n++] = Pair<V>{range.begin + i, values[i]};
+  }
+  out.set_sparse(n);
+}
+
+template <class V>
 void concat_disjoint(Stream<V>& lower, const Stream<V>& upper, Range lower_range, Range upper_range,
-                     Stream<V>& scratch, const DenseSwitch& sw) {
+                     Stream<V>& scratch) {
   const Range joined{lower_range.begin, upper_range.end};
   lower.reserve(joined.length());
   if (!lower.is_dense() && !upper.is_dense()) {
     const uint64_t total = uint64_t{lower.count()} + upper.count();
-    if (total <= sw.switch_count<V>(joined.length())) {  // 2.a: append the upper pairs
+    if (total <= kByteBound.switch_count<V>(joined.length())) {  // 2.a: append the upper pairs
       const uint32_t had = lower.count();
       lower.set_sparse(static_cast<uint32_t>(total));
       std::memcpy(lower.pairs().data() + had, upper.pairs().data(), upper.count() * sizeof(Pair<V>));
@@ -178,7 +204,8 @@ uint64_t nonzeros(const Stream<V>& s) {
   template void write_dense<V>(const Stream<V>&, Range, V*);                                                     \
   template void densify<V>(const Stream<V>&, Range, Stream<V>&);                                                 \
   template void add_overlapping<V>(Stream<V>&, Stream<V>&, Stream<V>&, Range, const DenseSwitch&);              \
-  template void concat_disjoint<V>(Stream<V>&, const Stream<V>&, Range, Range, Stream<V>&, const DenseSwitch&); \
+  template void compact<V>(const Stream<V>&, Range, Stream<V>&);                                                 \
+  template void concat_disjoint<V>(Stream<V>&, const Stream<V>&, Range, Range, Stream<V>&);                      \
   template uint64_t nonzeros<V>(const Stream<V>&);
 MPISGD_STREAM_SUM(float)
 MPISGD_STREAM_SUM(double)

@@ -35,12 +35,20 @@ void densify(const Stream<V>& in, Range range, Stream<V>& out);
 template <class V>
 void add_overlapping(Stream<V>& acc, Stream<V>& in, Stream<V>& scratch, Range range, const DenseSwitch& sw);
 
+// out = `in` (a stream over `range`), sparse whenever its non-zero values' pairs take
+// fewer bytes than the dense form. For a stream that travels on without being summed
+// again, as an allgather's block does: the dense switch's speed bound is about summation,
+// so a sum that crossed it may still be far cheaper to send as pairs. Zeros are dropped.
+template <class V>
+void compact(const Stream<V>& in, Range range, Stream<V>& out);
+
 // lower = lower ++ upper, where `upper_range` starts where `lower_range` ends; the result
-// covers both ranges. `lower` needs the capacity of the joined range. May swap `scratch`
-// with `lower`.
+// covers both ranges, dense only past the byte bound: a concatenation sums nothing, so
+// only the bytes decide. `lower` needs the capacity of the joined range. May swap
+// `scratch` with `lower`.
 template <class V>
 void concat_disjoint(Stream<V>& lower, const Stream<V>& upper, Range lower_range, Range upper_range,
-                     Stream<V>& scratch, const DenseSwitch& sw);
+                     Stream<V>& scratch);
 
 // Number of non-zero values a stream holds (a dense one is scanned).
 template <class V>

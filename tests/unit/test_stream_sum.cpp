@@ -1,5 +1,5 @@
 // Streams and their sums: encode, extract, write_dense, densify, the eight summation cases
-// of add_overlapping and concat_disjoint, and nonzeros, for float and double. Every result
+// of add_overlapping and concat_disjoint, compact, and nonzeros, for float and double. Every result
 // is compared with a plain dense reference; values are small integers, so sums are exact
 // and any difference is a bug, not rounding. Ranges deliberately start away from 0.
 #include <catch2/catch.hpp>
@@ -423,18 +423,20 @@ TEMPLATE_TEST_CASE("add_overlapping: a chain of sums reusing three buffers", "[s
 
 TEMPLATE_TEST_CASE("concat_disjoint: the four cases against a dense concatenation", "[stream]", float, double) {
   using V = TestType;
-  const DenseSwitch sw{0.0625};
   std::mt19937 rng(6);
-  const Range lo{300, 700}, hi{700, 1300};  // joined: [300, 1300), switch 62
+  const Range lo{300, 700}, hi{700, 1300};  // joined: [300, 1300)
+  // A concatenation sums nothing, so only the byte bound turns it dense: 500 pairs (float)
+  // or 666 (double) of the 1000 indices, far above any summation switch.
+  const auto phi = static_cast<uint32_t>(DenseSwitch{1.0}.switch_count<V>(1000));
 
   auto check = [&](bool lower_dense, const Entries& a, Range lower_range, bool upper_dense, const Entries& b,
-                   Range upper_range, const DenseSwitch& s, bool expect_dense) {
+                   Range upper_range, bool expect_dense) {
     const Range joined{lower_range.begin, upper_range.end};
     // The lower stream only has room for its own range: concat_disjoint makes room.
     Stream<V> lower = make_stream<V>(lower_dense, a, lower_range);
     const Stream<V> upper = make_stream<V>(upper_dense, b, upper_range);
     Stream<V> scratch;
-    concat_disjoint(lower, upper, lower_range, upper_range, scratch, s);
+    concat_disjoint(lower, upper, lower_range, upper_range, scratch);
     CHECK(lower.is_dense() == expect_dense);
     CHECK(contents(lower, joined) == reference<V>(sum(a, b), joined));
     // upper is unchanged
@@ -442,53 +444,54 @@ TEMPLATE_TEST_CASE("concat_disjoint: the four cases against a dense concatenatio
   };
 
   SECTION("2.a sparse + sparse, staying sparse") {
-    Entries a = random_entries(rng, lo, 30), b = random_entries(rng, hi, 32);
-    check(false, a, lo, false, b, hi, sw, false);  // 62 pairs: exactly at the switch
-    check(false, {}, lo, false, b, hi, sw, false);
-    check(false, a, lo, false, {}, hi, sw, false);
-    check(false, {}, lo, false, {}, hi, sw, false);
+    Entries a = random_entries(rng, lo, 200), b = random_entries(rng, hi, phi - 200);
+    check(false, a, lo, false, b, hi, false);  // exactly at the byte bound
+    check(false, random_entries(rng, lo, 30), lo, false, random_entries(rng, hi, 40), hi, false);
+    check(false, {}, lo, false, b, hi, false);
+    check(false, a, lo, false, {}, hi, false);
+    check(false, {}, lo, false, {}, hi, false);
   }
   SECTION("2.a sparse + sparse, going dense") {
-    Entries a = random_entries(rng, lo, 30), b = random_entries(rng, hi, 33);
-    check(false, a, lo, false, b, hi, sw, true);  // 63 pairs
-    check(false, random_entries(rng, lo, 200), lo, false, random_entries(rng, hi, 300), hi, sw, true);
+    Entries a = random_entries(rng, lo, 200), b = random_entries(rng, hi, phi - 199);
+    check(false, a, lo, false, b, hi, true);  // one pair past the byte bound
+    check(false, random_entries(rng, lo, 400), lo, false, random_entries(rng, hi, 600), hi, true);
   }
   SECTION("2.b dense + dense") {
-    check(true, random_entries(rng, lo, 300), lo, true, random_entries(rng, hi, 100), hi, sw, true);
-    check(true, {}, lo, true, {}, hi, sw, true);
+    check(true, random_entries(rng, lo, 300), lo, true, random_entries(rng, hi, 100), hi, true);
+    check(true, {}, lo, true, {}, hi, true);
   }
   SECTION("2.c dense lower + sparse upper") {
-    check(true, random_entries(rng, lo, 300), lo, false, random_entries(rng, hi, 10), hi, sw, true);
-    check(true, random_entries(rng, lo, 300), lo, false, {}, hi, sw, true);
+    check(true, random_entries(rng, lo, 300), lo, false, random_entries(rng, hi, 10), hi, true);
+    check(true, random_entries(rng, lo, 300), lo, false, {}, hi, true);
   }
   SECTION("2.d sparse lower + dense upper") {
-    check(false, random_entries(rng, lo, 10), lo, true, random_entries(rng, hi, 300), hi, sw, true);
-    check(false, {}, lo, true, random_entries(rng, hi, 300), hi, sw, true);
+    check(false, random_entries(rng, lo, 10), lo, true, random_entries(rng, hi, 300), hi, true);
+    check(false, {}, lo, true, random_entries(rng, hi, 300), hi, true);
   }
   SECTION("empty and single-index ranges") {
     const Range none_lo{700, 700}, none_hi{1300, 1300};
     Entries b = random_entries(rng, hi, 10);
-    check(false, {}, none_lo, false, b, hi, sw, false);
-    check(true, {}, none_lo, false, b, hi, sw, true);
-    check(false, {}, none_lo, true, b, hi, sw, true);
-    check(false, b, hi, false, {}, none_hi, sw, false);
-    check(false, b, hi, true, {}, none_hi, sw, true);
-    check(true, b, hi, false, {}, none_hi, sw, true);
-    check(false, {}, {5, 5}, false, {}, {5, 5}, sw, false);
-    check(true, {}, {5, 5}, true, {}, {5, 5}, sw, true);
+    check(false, {}, none_lo, false, b, hi, false);
+    check(true, {}, none_lo, false, b, hi, true);
+    check(false, {}, none_lo, true, b, hi, true);
+    check(false, b, hi, false, {}, none_hi, false);
+    check(false, b, hi, true, {}, none_hi, true);
+    check(true, b, hi, false, {}, none_hi, true);
+    check(false, {}, {5, 5}, false, {}, {5, 5}, false);
+    check(true, {}, {5, 5}, true, {}, {5, 5}, true);
     // one index each: phi(2) = 1 pair (float and double), so two pairs go dense
-    check(false, {{5, 1}}, {5, 6}, false, {{6, 2}}, {6, 7}, DenseSwitch{1.0}, true);
-    check(false, {{5, 1}}, {5, 6}, false, {}, {6, 7}, DenseSwitch{1.0}, false);
-    check(false, {}, {5, 6}, false, {{6, 2}}, {6, 7}, DenseSwitch{1.0}, false);
-    check(true, {{5, 1}}, {5, 6}, false, {{6, 2}}, {6, 7}, DenseSwitch{1.0}, true);
-    check(false, {{5, 1}}, {5, 6}, true, {{6, 2}}, {6, 7}, DenseSwitch{1.0}, true);
+    check(false, {{5, 1}}, {5, 6}, false, {{6, 2}}, {6, 7}, true);
+    check(false, {{5, 1}}, {5, 6}, false, {}, {6, 7}, false);
+    check(false, {}, {5, 6}, false, {{6, 2}}, {6, 7}, false);
+    check(true, {{5, 1}}, {5, 6}, false, {{6, 2}}, {6, 7}, true);
+    check(false, {{5, 1}}, {5, 6}, true, {{6, 2}}, {6, 7}, true);
   }
 }
 
 TEMPLATE_TEST_CASE("concat_disjoint: building [0, N) from many parts, as an allgather does", "[stream]", float,
                    double) {
   using V = TestType;
-  const DenseSwitch sw;
+  const DenseSwitch sw{1.0};  // an allgather's blocks arrive compacted
   std::mt19937 rng(7);
   for (uint32_t per_part : {0u, 2u, 9u, 40u}) {
     CAPTURE(per_part);
@@ -504,11 +507,61 @@ TEMPLATE_TEST_CASE("concat_disjoint: building [0, N) from many parts, as an allg
       std::vector<V> val;
       for (auto [i, v] : b) idx.push_back(i), val.push_back(static_cast<V>(v));
       encode<V>(idx, val, next, sw, up);
-      concat_disjoint(acc, up, have, next, scratch, sw);
+      concat_disjoint(acc, up, have, next, scratch);
       have.end = next.end;
       total = sum(total, b);
       REQUIRE(contents(acc, have) == reference<V>(total, have));
+      // 9 of ~38 indices (24%) is past any summation switch but not the byte bound.
+      if (per_part <= 9) CHECK_FALSE(acc.is_dense());
     }
+  }
+}
+
+TEMPLATE_TEST_CASE("compact: a dense sum back to pairs while they are fewer bytes", "[stream]", float, double) {
+  using V = TestType;
+  std::mt19937 rng(8);
+  const Range r{1000, 2000};
+  const auto phi = static_cast<uint32_t>(DenseSwitch{1.0}.switch_count<V>(r.length()));
+  auto check = [&](bool dense, const Entries& e, bool expect_dense) {
+    const Stream<V> in = make_stream<V>(dense, e, r);
+    Stream<V> out(0);
+    compact(in, r, out);
+    CHECK(out.is_dense() == expect_dense);
+    CHECK(contents(out, r) == reference<V>(e, r));
+    CHECK(out.bytes() <= in.bytes());
+  };
+  SECTION("dense, up to the byte bound: pairs") {
+    check(true, {}, false);
+    check(true, random_entries(rng, r, 1), false);
+    check(true, random_entries(rng, r, 60), false);
+    check(true, random_entries(rng, r, phi), false);
+    check(true, first_entries(r, phi), false);
+  }
+  SECTION("dense, past the byte bound: stays dense") {
+    check(true, random_entries(rng, r, phi + 1), true);
+    check(true, first_entries(r, r.length()), true);
+  }
+  SECTION("sparse: copied as it is") {
+    check(false, {}, false);
+    check(false, random_entries(rng, r, 60), false);
+  }
+  SECTION("zeros of a dense sum are dropped") {
+    Stream<V> in = dense_stream<V>({{1003, 2}, {1500, -1}}, r);
+    in.values()[7] = V{0};
+    Stream<V> out(0);
+    compact(in, r, out);
+    REQUIRE_FALSE(out.is_dense());
+    REQUIRE(out.count() == 2);
+    CHECK(out.pairs()[0].index == 1003);
+    CHECK(out.pairs()[1].index == 1500);
+    CHECK(out.pairs()[1].value == V(-1));
+  }
+  SECTION("an empty range") {
+    Stream<V> in(0), out(0);
+    in.set_zero_dense(0);
+    compact(in, {5, 5}, out);
+    CHECK_FALSE(out.is_dense());
+    CHECK(out.count() == 0);
   }
 }
 
