@@ -13,11 +13,17 @@
 // at 320 items per rank, or MPI's dense allreduce and the split reduce-scatter once the
 // inputs are dense, are predicted within 40% of each other and measure 10-50% apart,
 // either way round. When several algorithms are predicted within tie_factor (2) of the
-// fastest, the call runs each of them tie_trials (3) times in a row on its own input, after
-// a barrier; a run's time is the slowest rank's, an algorithm's the fastest of its runs
-// (the first pays for first use). The call then runs the fastest once more and returns
-// its result; later calls with the same tied set and a k of the same size class (a
-// factor of sqrt 2) run it without timing.
+// fastest, the call runs each of them once untimed, then in tie_trials (3) rounds over
+// them on its own input, each run after a barrier; a run's time is the slowest rank's, an
+// algorithm's the fastest of its runs. A fresh algorithm maps its buffers' pages over its
+// first calls, as sums swap the buffers' roles, and in a VM a first touch can be dear: on
+// the 2-core VM measured here ssar-split-ag at N = 3.2M, 4 ranks took 24, 3.6 and 2.3 ms
+// for its first three calls, and whole rounds after the first calls ran at 20 ms for every
+// candidate. Timed in a row from the first call, the tie went to a dense algorithm 4x
+// slower on every later call in one trainer run of three; with the untimed call and the
+// rounds, split-ag won all of four runs whose ties included MPI's dense allreduce. The
+// call then runs the fastest once more and returns its result; later calls with the same
+// tied set and a k of the same size class (a factor of sqrt 2) run it without timing.
 //
 // Ties are timed only over a fast link. The model's errors come from what it leaves out
 // (caches, ranks sharing cores, the jitter of a ping-pong's alpha), which matters where
@@ -156,8 +162,8 @@ class SparseAuto final : public SparseAllreduce<V> {
   // Two size classes per doubling of k.
   static int size_class(uint64_t k) { return static_cast<int>(std::lround(2 * std::log2(static_cast<double>(k) + 1))); }
 
-  // Runs each candidate of `tied` tie_trials times on `input`; returns the fastest and
-  // its result.
+  // Runs each candidate of `tied` once, then tie_trials times timed, on `input`; returns
+  // the fastest and its result.
   std::pair<size_t, const Stream<V>*> settle(const Stream<V>& input, uint32_t tied, uint64_t k) {
     std::vector<size_t> who;
     for (size_t i = 0; i < candidates_.size(); ++i) {
@@ -167,8 +173,10 @@ class SparseAuto final : public SparseAllreduce<V> {
     }
     const auto trials = static_cast<size_t>(config_.tie_trials);
     std::vector<double> seconds(trials * who.size());
-    for (size_t j = 0; j < who.size(); ++j) {
-      for (size_t t = 0; t < trials; ++t) {
+    for (size_t j : who) candidates_[j].algorithm->allreduce(input);
+    // In rounds over the candidates, so that a slow spell of the machine falls on all.
+    for (size_t t = 0; t < trials; ++t) {
+      for (size_t j = 0; j < who.size(); ++j) {
         MPI_Barrier(comm_.raw());  // ranks start together, not in the skew the last run left
         const double start = MPI_Wtime();
         candidates_[who[j]].algorithm->allreduce(input);
