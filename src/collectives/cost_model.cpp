@@ -57,7 +57,7 @@ double CostModel::transfer(double items, double length) const {
 double CostModel::message(double items, double length) const { return in_.network.alpha + transfer(items, length); }
 
 double CostModel::gather_message(double items, double length) const {
-  return in_.network.alpha + transfer(items, length, 1.0);
+  return in_.network.alpha + transfer(items, length, kByteBound.density);
 }
 
 double CostModel::compact(double items, double length) const {

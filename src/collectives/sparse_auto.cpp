@@ -173,7 +173,7 @@ class SparseAuto final : public SparseAllreduce<V> {
     }
     const auto trials = static_cast<size_t>(config_.tie_trials);
     std::vector<double> seconds(trials * who.size());
-    for (size_t j : who) candidates_[j].algorithm->allreduce(input);
+    for (size_t i : who) candidates_[i].algorithm->allreduce(input);  // first use, untimed
     // In rounds over the candidates, so that a slow spell of the machine falls on all.
     for (size_t t = 0; t < trials; ++t) {
       for (size_t j = 0; j < who.size(); ++j) {

@@ -49,6 +49,10 @@ struct DenseSwitch {
   }
 };
 
+// The switch of a stream that is not summed again (an allgather's blocks): only the
+// bytes decide.
+inline constexpr DenseSwitch kByteBound{1.0};
+
 struct Range {
   uint32_t begin = 0, end = 0;
   uint32_t length() const { return end - begin; }

@@ -6,9 +6,6 @@
 namespace mpisgd {
 namespace {
 
-// The switch of a stream that is never summed: dense only when pairs take more bytes.
-constexpr DenseSwitch kByteBound{1.0};
-
 // dense[index - offset] += value for every pair.
 template <class V>
 void scatter_add(std::span<const Pair<V>> pairs, uint32_t offset, V* __restrict dense) {
