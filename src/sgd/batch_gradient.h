@@ -9,13 +9,15 @@
 // cache lines are loaded. With T > 1 the index space is split: thread t owns [lo_t, hi_t)
 // (multiples of 64, so bitmap words are never shared, holding equal shares of the
 // expected work) and works on every row's entries in that range: for a chunk of rows,
-// first the partial dot products, then (after a barrier) each row's derivative from the
-// summed partials and the adds. Splitting the rows instead would load the lines of every
+// first the partial dot products, then, once every thread has published its partials of
+// the chunk, each row's derivative from the summed partials and the adds. Splitting the rows instead would load the lines of every
 // feature the threads' rows share into both cores' caches; split by index, each line is
 // loaded by one thread. The cost is that a dot product sums T partials, so models of
 // different T agree to rounding; the same T gives the same bits.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -92,6 +94,9 @@ class BatchGradient {
   BatchLoss run(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss, float scale,
                 SparseVector* out, double eta);
   size_t touched_count(size_t w0, size_t w1) const;
+  // Thread t has the partials of the batch's first `rows` rows; await returns once it does.
+  void publish(int t, uint32_t rows);
+  void await(int t, uint32_t rows);
   // Moves the marked sums of bitmap words [w0, w1) to out[at...], or with no `out` steps
   // with them (begun on w); either way scratch and bitmap are left zero.
   void extract(Weights& w, size_t w0, size_t w1, size_t at, SparseVector* out);
@@ -107,6 +112,14 @@ class BatchGradient {
   std::vector<double> partial_;     // per thread and batch row: w^T x over the thread's range
   std::vector<double> thread_loss_;
   std::vector<size_t> thread_offset_;
+  // Per thread, on a cache line of its own: base_ plus the rows whose partials it has
+  // published. base_ counts the rows of earlier calls, so no reset is needed between
+  // batches; the counters wrap, and are compared by their difference.
+  struct alignas(64) Ready {
+    std::atomic<uint32_t> rows{0};
+  };
+  std::unique_ptr<Ready[]> ready_;
+  uint32_t base_ = 0;
 };
 
 }  // namespace mpisgd

@@ -156,7 +156,7 @@ TEST_CASE("batch gradient: equals the naive sum at every thread count, and repea
       {130, 80, 20, 33},
       {64, 40, 10, 17},
       {1, 10, 1, 7},
-      {2000, 500, 30, 300},  // T > 1 works in chunks of 128 rows: two and a part
+      {2000, 500, 30, 300},  // T > 1 works in chunks of 16 rows, adds one chunk behind: 18 and a part
   };
   std::mt19937_64 rng(2024);
   size_t hinge_beyond = 0, hinge_inside = 0;
