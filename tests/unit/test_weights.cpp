@@ -146,6 +146,11 @@ TEST_CASE("weights: step_dense equals step_sparse and counts non-zeros", "[weigh
     const auto va = a.values(), vb = b.values();
     CHECK(va == vb);
   }
+  // Zeros of either sign leave the weights' bits as a sparse step that skips them does.
+  Weights signed_zero(4, 0.01, false), skipped(4, 0.01, false);
+  CHECK(signed_zero.step_dense(0.5, std::vector<float>{-0.0f, 1.0f, 0.0f, -2.0f}) == 2);
+  skipped.step_sparse(0.5, std::vector<uint32_t>{1, 3}, std::vector<float>{1.0f, -2.0f});
+  CHECK(signed_zero.hash() == skipped.hash());
   Weights w(10, 0.0, false);
   CHECK(w.step_dense(0.1, std::vector<float>(10, 0.0f)) == 0);
   CHECK(w.step_dense(0.1, std::vector<float>{0, 1, 0, 0, -2, 0, 0, 0, 0, 3}) == 3);
