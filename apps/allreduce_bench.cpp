@@ -6,7 +6,7 @@
 //   mpirun -np P build/allreduce_bench --dim N --density D [--dist uniform|powerlaw]
 //          [--algo all|NAME[,NAME]] [--reps R] [--min-time S] [--rounds K] [--warmup W]
 //          [--type float|double]
-//          [--group-size G] [--tie-trials T] [--dense-switch X] [--seed S] [--csv FILE]
+//          [--group-size G] [--tie-trials T] [--tie-factor F] [--dense-switch X] [--seed S] [--csv FILE]
 //
 // Per algorithm, rank 0 prints: the median, 25% and 75% quantile of the time of one call
 // (each call's time is the slowest rank's; the quantiles are over the reps: at least R,
@@ -67,6 +67,7 @@ struct Options {
   std::string type = "float";
   int group_size = 8;
   int tie_trials = CollectiveConfig{}.tie_trials;
+  double tie_factor = CollectiveConfig{}.tie_factor;
   double dense_switch = -1;  // tuned to the measured network and summation speed
   uint64_t seed = 1;
   std::string csv;
@@ -198,6 +199,8 @@ class Bench {
     if (o.dense_switch >= 0) config_.dense_switch.density = o.dense_switch;
     config_.group_size = o.group_size;
     config_.tie_trials = o.tie_trials;
+    config_.tie_factor = o.tie_factor;
+    config_.cold_calls = 0;
   }
 
   int run() {
@@ -355,6 +358,7 @@ class Bench {
     } else {
       ar->allreduce(input_);
     }
+    for (int i = 0; i < settling_calls(name); ++i) ar->allreduce(input_);
 
     const CommStats before = comm_.stats();
     const Stream<V>* result = nullptr;
@@ -375,6 +379,17 @@ class Bench {
     trial.moved = trial.moved + (comm_.stats() - before);
     if (result) row.result_density = static_cast<double>(nonzeros(*result)) / o_.dim;
     if (!ar->choice().empty()) row.note = "ran " + ar->choice();
+  }
+
+  // auto times a near tie over the calls that follow it, running each tied algorithm
+  // once untimed and tie_trials times timed: untimed here, so that its timed calls
+  // measure what it settled on, as the others' measure them warm. (Its cold calls are
+  // off: the process is warm once round 0 has run.)
+  int settling_calls(const std::string& name) const {
+    if (name != "auto") return 0;
+    const auto& registry = sparse_allreduce_registry<V>();
+    const auto candidates = std::count_if(registry.begin(), registry.end(), [](const auto& info) { return info.cost != nullptr; });
+    return static_cast<int>(candidates) * (1 + config_.tie_trials);
   }
 
   Row summarise(Trial& trial) {
@@ -513,6 +528,9 @@ int main(int argc, char** argv) {
   app.add_option("--type", o.type, "value type")->check(CLI::IsMember({"float", "double"}))->capture_default_str();
   app.add_option("--group-size", o.group_size, "early-switching DSAR: ranks per group")
       ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--tie-factor", o.tie_factor, "auto: algorithms predicted within this factor of the fastest are timed")
+      ->check(CLI::Range(1.0, 1e300))
       ->capture_default_str();
   app.add_option("--tie-trials", o.tie_trials,
                  "auto: runs of each algorithm in a near tie to time it (0: the model alone decides)")

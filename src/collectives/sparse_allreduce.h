@@ -43,10 +43,11 @@ struct CollectiveConfig {
   bool tune_dense_switch = false;
   std::optional<MachineSpeed> measured;  // filled by the first measurement
   // auto: when the model predicts several algorithms within tie_factor of the fastest,
-  // time each tie_trials times on the call's input and keep the fastest for inputs of
-  // that size (tie_trials 0: always trust the model).
+  // the next calls run each of them once untimed and tie_trials times timed, and the
+  // fastest is kept for inputs of that size (tie_trials 0: always trust the model).
   double tie_factor = 2;
   int tie_trials = 3;
+  int cold_calls = 16;  // auto: calls before any tie is timed; the model's pick runs alone
 };
 
 // Collective when config.tune_dense_switch is set: returns `config` with the switch

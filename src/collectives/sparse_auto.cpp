@@ -13,17 +13,24 @@
 // at 320 items per rank, or MPI's dense allreduce and the split reduce-scatter once the
 // inputs are dense, are predicted within 40% of each other and measure 10-50% apart,
 // either way round. When several algorithms are predicted within tie_factor (2) of the
-// fastest, the call runs each of them once untimed, then in tie_trials (3) rounds over
-// them on its own input, each run after a barrier; a run's time is the slowest rank's, an
-// algorithm's the fastest of its runs. A fresh algorithm maps its buffers' pages over its
-// first calls, as sums swap the buffers' roles, and in a VM a first touch can be dear: on
-// the 2-core VM measured here ssar-split-ag at N = 3.2M, 4 ranks took 24, 3.6 and 2.3 ms
-// for its first three calls, and whole rounds after the first calls ran at 20 ms for every
-// candidate. Timed in a row from the first call, the tie went to a dense algorithm 4x
-// slower on every later call in one trainer run of three; with the untimed call and the
-// rounds, split-ag won all of four runs whose ties included MPI's dense allreduce. The
-// call then runs the fastest once more and returns its result; later calls with the same
-// tied set and a k of the same size class (a factor of sqrt 2) run it without timing.
+// fastest, the calls that follow (this one included) each run one of them on their own
+// input, as STAR-MPI tunes collectives at run time (Faraj, Yuan and Lowenthal, ICS 2006):
+// every algorithm is exact, so each call's sum is the one asked for, and the timing costs
+// only what the slower candidates lose, not extra calls. A fresh algorithm's first call
+// is not timed: it maps its buffers' pages, and in a VM a first touch can be dear (24 ms
+// against 2.3 ms for ssar-split-ag at N = 3.2M, 4 ranks, on the 2-core VM measured here).
+// Then it gets tie_trials (3) timed calls in a row, each after a barrier; a call's time
+// is the slowest rank's, an algorithm's the fastest of its calls. In a row, not in
+// rounds over the candidates: between dense algorithms, which stream through buffers of
+// N values, ssar-split-ag found its own buffers evicted at every call and measured
+// 6.7-7.1 ms (3.7-6.2 ms in a row, 4 ms a call in the trainer's later epochs), and three
+// forced ties of three went to dense algorithms twice as slow; in a row it won four of
+// four (trainer, 4 ranks, N = 3.2M, tie factor raised to 3 in a scratch build).
+// Inputs of the same tied set and a k of the same size class (a factor of sqrt 2) then
+// run the fastest without timing. A process's first cold_calls (16) calls are not timed
+// at all, as everything in it is cold then: every buffer's first touch, the caller's
+// first pages. Timed there, ssar-split-ag measured 8-33 ms a call in the trainer where it
+// settles at 4-5 ms (4 ranks, N = 3.2M), and ties went to dense algorithms 2-3x slower.
 //
 // Ties are timed only over a fast link. The model's errors come from what it leaves out
 // (caches, ranks sharing cores, the jitter of a ping-pong's alpha), which matters where
@@ -36,7 +43,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <utility>
 
@@ -127,14 +133,15 @@ class SparseAuto final : public SparseAllreduce<V> {
 
     // Every rank reaches this point with the same choice, so the collective
     // construction (communicator splits) of a first use is safe.
+    for (size_t i : stale_) candidates_[i].algorithm.reset();
+    stale_.clear();
     const Stream<V>* result = nullptr;
-    if (time_ties_ && std::popcount(tied) > 1) {
-      const std::pair<int, uint32_t> key{size_class(k), tied};
+    if (time_ties_ && std::popcount(tied) > 1 && calls_ > static_cast<uint64_t>(config_.cold_calls)) {
+      const Key key{size_class(k), tied};
       if (auto it = settled_.find(key); it != settled_.end()) {
         best = it->second;
       } else {
-        std::tie(best, result) = settle(input, tied, k);
-        settled_.emplace(key, best);
+        std::tie(best, result) = explore(input, key, k);
       }
     }
     Candidate& run = candidates_[best];
@@ -162,46 +169,68 @@ class SparseAuto final : public SparseAllreduce<V> {
   // Two size classes per doubling of k.
   static int size_class(uint64_t k) { return static_cast<int>(std::lround(2 * std::log2(static_cast<double>(k) + 1))); }
 
-  // Runs each candidate of `tied` once, then tie_trials times timed, on `input`; returns
-  // the fastest and its result.
-  std::pair<size_t, const Stream<V>*> settle(const Stream<V>& input, uint32_t tied, uint64_t k) {
-    std::vector<size_t> who;
-    for (size_t i = 0; i < candidates_.size(); ++i) {
-      if (!(tied >> i & 1)) continue;
-      who.push_back(i);
-      if (!candidates_[i].algorithm) candidates_[i].algorithm = candidates_[i].info->make(comm_, dim_, config_);
-    }
+  using Key = std::pair<int, uint32_t>;  // (size class of k, set of tied candidates)
+
+  // A near tie being timed over calls.
+  struct Exploration {
+    std::vector<size_t> who;      // the tied candidates
+    std::vector<int> timed;       // per candidate, its timed calls so far
+    std::vector<double> seconds;  // per candidate, tie_trials times
+  };
+
+  // One call of a near tie's timing: runs the first tied candidate short of tie_trials
+  // timed calls on `input` and returns it with its result. Once none is, the ranks agree
+  // on the fastest, which later calls with this key run.
+  std::pair<size_t, const Stream<V>*> explore(const Stream<V>& input, const Key& key, uint64_t k) {
     const auto trials = static_cast<size_t>(config_.tie_trials);
-    std::vector<double> seconds(trials * who.size());
-    for (size_t i : who) candidates_[i].algorithm->allreduce(input);  // first use, untimed
-    // In rounds over the candidates, so that a slow spell of the machine falls on all.
-    for (size_t t = 0; t < trials; ++t) {
-      for (size_t j = 0; j < who.size(); ++j) {
-        MPI_Barrier(comm_.raw());  // ranks start together, not in the skew the last run left
-        const double start = MPI_Wtime();
-        candidates_[who[j]].algorithm->allreduce(input);
-        seconds[t * who.size() + j] = MPI_Wtime() - start;
-      }
+    Exploration& e = exploring_[key];
+    if (e.who.empty()) {
+      for (size_t i = 0; i < candidates_.size(); ++i)
+        if (key.second >> i & 1) e.who.push_back(i);
+      e.timed.assign(e.who.size(), 0);
+      e.seconds.assign(e.who.size() * trials, 0);
     }
-    MPI_Allreduce(MPI_IN_PLACE, seconds.data(), static_cast<int>(seconds.size()), MPI_DOUBLE, MPI_MAX, comm_.raw());
-    comm_.count_sent(seconds.size() * sizeof(double));
-    comm_.count_received(seconds.size() * sizeof(double));
+    const size_t j = static_cast<size_t>(
+        std::find_if(e.timed.begin(), e.timed.end(), [&](int t) { return static_cast<size_t>(t) < trials; }) -
+        e.timed.begin());
+    Candidate& c = candidates_[e.who[j]];
+    if (!c.algorithm) {
+      c.algorithm = c.info->make(comm_, dim_, config_);
+      return {e.who[j], &c.algorithm->allreduce(input)};  // first use, untimed
+    }
+    MPI_Barrier(comm_.raw());  // ranks start together, not in the skew the last call left
+    const double start = MPI_Wtime();
+    const Stream<V>* result = &c.algorithm->allreduce(input);
+    e.seconds[j * trials + static_cast<size_t>(e.timed[j]++)] = MPI_Wtime() - start;
+    const size_t ran = e.who[j];
+    if (std::all_of(e.timed.begin(), e.timed.end(), [&](int t) { return static_cast<size_t>(t) == trials; }))
+      settle(key, e, k);  // ends e
+    return {ran, result};
+  }
+
+  void settle(const Key& key, Exploration& e, uint64_t k) {
+    const auto trials = static_cast<size_t>(config_.tie_trials);
+    MPI_Allreduce(MPI_IN_PLACE, e.seconds.data(), static_cast<int>(e.seconds.size()), MPI_DOUBLE, MPI_MAX,
+                  comm_.raw());
+    comm_.count_sent(e.seconds.size() * sizeof(double));
+    comm_.count_received(e.seconds.size() * sizeof(double));
     size_t fastest = 0;
-    std::vector<double> best(who.size(), std::numeric_limits<double>::infinity());
-    for (size_t j = 0; j < who.size(); ++j) {
-      for (size_t t = 0; t < trials; ++t) best[j] = std::min(best[j], seconds[t * who.size() + j]);
+    std::vector<double> best(e.who.size());
+    for (size_t j = 0; j < e.who.size(); ++j) {
+      best[j] = *std::min_element(e.seconds.begin() + static_cast<ptrdiff_t>(j * trials),
+                                  e.seconds.begin() + static_cast<ptrdiff_t>((j + 1) * trials));
       spdlog::debug("auto allreduce: k {}: tie: {} predicted {:.3g} s, measured {:.3g} s", k,
-                    candidates_[who[j]].info->name, predicted_[who[j]], best[j]);
+                    candidates_[e.who[j]].info->name, predicted_[e.who[j]], best[j]);
       if (best[j] < best[fastest]) fastest = j;
     }
-    // The timed objects are dropped and the fastest is made afresh. Kept, a dense
+    settled_.emplace(key, e.who[fastest]);
+    // The timed objects are dropped before the next call (this call's result lives in
+    // one of them), and the fastest is made afresh on its next use. Kept, a dense
     // allreduce whose object had run before the others' trials stayed 15-40% slower on
     // every later call (3.2M values, 4 ranks); made after them it runs at its own
     // speed. Dropping them also frees the losers' buffers.
-    for (size_t i : who) candidates_[i].algorithm.reset();
-    Candidate& winner = candidates_[who[fastest]];
-    winner.algorithm = winner.info->make(comm_, dim_, config_);
-    return {who[fastest], &winner.algorithm->allreduce(input)};
+    stale_.insert(stale_.end(), e.who.begin(), e.who.end());
+    exploring_.erase(key);
   }
 
   void count_k_exchange() {
@@ -223,7 +252,9 @@ class SparseAuto final : public SparseAllreduce<V> {
   std::vector<Candidate> candidates_;
   Candidate* chosen_ = nullptr;
   std::vector<double> predicted_;  // this call's predictions, per candidate
-  std::map<std::pair<int, uint32_t>, size_t> settled_;  // (size class, tied set) -> the fastest
+  std::map<Key, Exploration> exploring_;
+  std::map<Key, size_t> settled_;  // -> the fastest
+  std::vector<size_t> stale_;      // candidates whose objects go before the next call
   double last_k_ = 0, last_result_ = -1;
   // Even a non-blocking allreduce per call costs a synchronisation when ranks share
   // cores; input sizes drift slowly, so k is refreshed every kRefreshK calls.

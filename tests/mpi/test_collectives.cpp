@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -486,18 +487,24 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
                          by_auto.bytes_received == direct.bytes_received + k_bytes));
     }
   }
-  SECTION("auto: a near tie is timed on the first call only, then its fastest runs alone") {
-    // Every algorithm ties: the first call times each tie_trials times, then runs the
-    // fastest once more for its sum; the next calls, with the same tied set and k, run it.
+  SECTION("auto: a near tie is timed over the calls that follow, each running one tied algorithm") {
+    // Every algorithm ties: each is made and run once untimed, then tie_trials times
+    // timed, one per call, every call returning its exact sum; then the fastest runs.
     CollectiveConfig all_tie = measured();
     all_tie.tie_factor = 1e300;
     all_tie.tie_trials = 2;
+    all_tie.cold_calls = 0;
     all_tie.measured->network.beta = 1e-10;  // a fast link: moving a value costs what adding it does
     all_tie.measured->compute.dense_element_s = 4e-10;
     auto ar = make_sparse_allreduce<V>("auto", comm, n, all_tie);
+    const auto& registry = sparse_allreduce_registry<V>();
+    const auto candidates = static_cast<int>(
+        std::count_if(registry.begin(), registry.end(), [](const auto& info) { return info.cost != nullptr; }));
+    const int exploring = candidates * (1 + all_tie.tie_trials);
     const std::vector<V> expect = reference_sum(mine, n);
-    std::string first;
-    for (int call = 0; call < 3; ++call) {
+    std::map<std::string, int> runs;
+    std::string settled;
+    for (int call = 0; call < exploring + 3; ++call) {
       const CommStats before = comm.stats();
       const bool right = equals(ar->allreduce(input), n, expect);
       const CommStats by_auto = comm.stats() - before;
@@ -506,17 +513,52 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
       CAPTURE(call, rank, size, chosen, rank0_chose);
       CHECK(on_all_ranks(right));
       REQUIRE(on_all_ranks(!chosen.empty() && chosen == rank0_chose));
-      if (call == 0) first = chosen;
-      CHECK(chosen == first);
       const CommStats direct = moved_by(*make_sparse_allreduce<V>(chosen, comm, n, all_tie));
-      CAPTURE(by_auto.bytes_sent, direct.bytes_sent);
-      // The first call also ran every other algorithm: more than the chosen one's bytes.
-      if (call == 0) {
-        CHECK(on_all_ranks(by_auto.bytes_sent > direct.bytes_sent + 16));
+      // k travels in 8-byte allreduces: two on the first call, then one every 16th; the
+      // last timed call agrees on the times, 8 bytes a timed run.
+      uint64_t extra = call == 0 ? 16 : call % 16 == 0 ? 8 : 0;
+      if (call == exploring - 1) extra += static_cast<uint64_t>(candidates * all_tie.tie_trials) * sizeof(double);
+      CAPTURE(by_auto.bytes_sent, direct.bytes_sent, extra);
+      CHECK(on_all_ranks(by_auto.bytes_sent == direct.bytes_sent + extra));
+      if (call < exploring) {
+        ++runs[chosen];
       } else {
-        CHECK(on_all_ranks(by_auto.bytes_sent == direct.bytes_sent));
+        if (settled.empty()) settled = chosen;
+        CHECK(chosen == settled);
       }
     }
+    CHECK(static_cast<int>(runs.size()) == candidates);
+    for (const auto& [name, count] : runs) {
+      CAPTURE(name);
+      CHECK(count == 1 + all_tie.tie_trials);
+    }
+  }
+  SECTION("auto: a process's first calls run the model's pick alone, untimed") {
+    CollectiveConfig cold = measured();
+    cold.tie_factor = 1e300;
+    cold.tie_trials = 2;
+    cold.cold_calls = 3;
+    cold.measured->network.beta = 1e-10;
+    cold.measured->compute.dense_element_s = 4e-10;
+    auto ar = make_sparse_allreduce<V>("auto", comm, n, cold);
+    const std::vector<V> expect = reference_sum(mine, n);
+    std::map<std::string, int> runs;
+    for (int call = 0; call < 3 + 4; ++call) {
+      const CommStats before = comm.stats();
+      const bool right = equals(ar->allreduce(input), n, expect);
+      const CommStats by_auto = comm.stats() - before;
+      const std::string chosen = ar->choice();
+      CAPTURE(call, rank, size, chosen);
+      CHECK(on_all_ranks(right));
+      REQUIRE(on_all_ranks(!chosen.empty() && chosen == on_rank0(chosen)));
+      if (call < cold.cold_calls) {
+        const CommStats direct = moved_by(*make_sparse_allreduce<V>(chosen, comm, n, cold));
+        CHECK(on_all_ranks(by_auto.bytes_sent == direct.bytes_sent + (call == 0 ? 16 : 0)));
+      }
+      ++runs[chosen];
+    }
+    // After the cold calls, the tie's timing runs the other candidates.
+    CHECK(runs.size() > 1);
   }
   SECTION("auto: over a slow link a near tie is left to the model") {
     // Moving a value costs 1000 times what adding it does: the model's byte counts decide,
