@@ -388,7 +388,8 @@ class Bench {
   int settling_calls(const std::string& name) const {
     if (name != "auto") return 0;
     const auto& registry = sparse_allreduce_registry<V>();
-    const auto candidates = std::count_if(registry.begin(), registry.end(), [](const auto& info) { return info.cost != nullptr; });
+    const auto candidates =
+        std::count_if(registry.begin(), registry.end(), [](const auto& info) { return info.cost != nullptr; });
     return static_cast<int>(candidates) * (1 + config_.tie_trials);
   }
 

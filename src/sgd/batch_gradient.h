@@ -10,9 +10,9 @@
 // (multiples of 64, so bitmap words are never shared, holding equal shares of the
 // expected work) and works on every row's entries in that range: for a chunk of rows,
 // first the partial dot products, then, once every thread has published its partials of
-// the chunk, each row's derivative from the summed partials and the adds. Splitting the rows instead would load the lines of every
-// feature the threads' rows share into both cores' caches; split by index, each line is
-// loaded by one thread. The cost is that a dot product sums T partials, so models of
+// the chunk, each row's derivative from the summed partials and the adds. Splitting the
+// rows instead would load the lines of every feature the threads' rows share into both
+// cores' caches; split by index, each line is loaded by one thread. The cost is that a dot product sums T partials, so models of
 // different T agree to rounding; the same T gives the same bits.
 #include <algorithm>
 #include <atomic>

@@ -174,6 +174,17 @@ CollectiveConfig measured(CollectiveConfig config = {}) {
   return config;
 }
 
+// auto with every algorithm in a near tie, adding a value in 0.4 ns and moving a byte in
+// `beta` seconds.
+CollectiveConfig all_tied(double beta) {
+  CollectiveConfig config = measured();
+  config.tie_factor = 1e300;
+  config.tie_trials = 2;
+  config.measured->compute.dense_element_s = 4e-10;
+  config.measured->network.beta = beta;
+  return config;
+}
+
 // Every algorithm of the registry, in its order.
 template <class V>
 std::vector<std::unique_ptr<SparseAllreduce<V>>> make_all(CountedComm& comm, uint32_t n,
@@ -490,12 +501,8 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
   SECTION("auto: a near tie is timed over the calls that follow, each running one tied algorithm") {
     // Every algorithm ties: each is made and run once untimed, then tie_trials times
     // timed, one per call, every call returning its exact sum; then the fastest runs.
-    CollectiveConfig all_tie = measured();
-    all_tie.tie_factor = 1e300;
-    all_tie.tie_trials = 2;
+    CollectiveConfig all_tie = all_tied(1e-10);  // a fast link: a float moves as fast as it adds
     all_tie.cold_calls = 0;
-    all_tie.measured->network.beta = 1e-10;  // a fast link: moving a value costs what adding it does
-    all_tie.measured->compute.dense_element_s = 4e-10;
     auto ar = make_sparse_allreduce<V>("auto", comm, n, all_tie);
     const auto& registry = sparse_allreduce_registry<V>();
     const auto candidates = static_cast<int>(
@@ -534,12 +541,8 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     }
   }
   SECTION("auto: a process's first calls run the model's pick alone, untimed") {
-    CollectiveConfig cold = measured();
-    cold.tie_factor = 1e300;
-    cold.tie_trials = 2;
+    CollectiveConfig cold = all_tied(1e-10);
     cold.cold_calls = 3;
-    cold.measured->network.beta = 1e-10;
-    cold.measured->compute.dense_element_s = 4e-10;
     auto ar = make_sparse_allreduce<V>("auto", comm, n, cold);
     const std::vector<V> expect = reference_sum(mine, n);
     std::map<std::string, int> runs;
@@ -563,11 +566,7 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
   SECTION("auto: over a slow link a near tie is left to the model") {
     // Moving a value costs 1000 times what adding it does: the model's byte counts decide,
     // so the first call runs the model's pick alone.
-    CollectiveConfig slow = measured();
-    slow.tie_factor = 1e300;
-    slow.tie_trials = 2;
-    slow.measured->network.beta = 1e-7;
-    slow.measured->compute.dense_element_s = 4e-10;
+    const CollectiveConfig slow = all_tied(1e-7);
     auto ar = make_sparse_allreduce<V>("auto", comm, n, slow);
     const std::vector<V> expect = reference_sum(mine, n);
     const CommStats before = comm.stats();
