@@ -5,7 +5,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
+
 #include "comm/job_error.h"
+#include "data/file_mapping.h"
 #include "data/mpi_file.h"
 
 namespace mpisgd {
@@ -123,7 +126,7 @@ void write_binary_cache(const Dataset& d, const std::string& path, MPI_Comm comm
   });
 }
 
-Dataset read_binary_cache(const std::string& path, MPI_Comm comm) {
+Dataset read_binary_cache(const std::string& path, MPI_Comm comm, CacheRead how) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -158,18 +161,33 @@ Dataset read_binary_cache(const std::string& path, MPI_Comm comm) {
     for (size_t r = 0; r + 1 < d.row_ptr.size(); ++r)
       if (d.row_ptr[r] > d.row_ptr[r + 1]) throw std::runtime_error(path + ": damaged row offsets");
     for (auto& p : d.row_ptr) p -= base;
-    d.index.resize(end - base);
-    d.value.resize(end - base);
-    for (uint64_t r = 0; r < d.rows();) {
-      uint64_t next = r + 1;
-      while (next < d.rows() && d.row_ptr[next] - d.row_ptr[r] < kBlockEntries) ++next;
-      const uint64_t from = d.row_ptr[r], count = d.row_ptr[next] - from;
-      map_pages(d.index, from, count);
-      map_pages(d.value, from, count);
-      file.read_exact(at.index + static_cast<MPI_Offset>((base + from) * 4), d.index.data() + from, count * 4);
-      file.read_exact(at.value + static_cast<MPI_Offset>((base + from) * 4), d.value.data() + from, count * 4);
-      checksum += local_checksum(d, r, next);
-      r = next;
+    const uint64_t nnz = end - base;
+    const auto index_at = at.index + static_cast<MPI_Offset>(base * 4);
+    const auto value_at = at.value + static_cast<MPI_Offset>(base * 4);
+    std::string why = "MPI-IO reads asked for";
+    auto index_map = how == CacheRead::map_or_read ? FileMapping::map(path, index_at, nnz * 4, why) : nullptr;
+    auto value_map = index_map ? FileMapping::map(path, value_at, nnz * 4, why) : nullptr;
+    if (index_map && value_map) {
+      d.index = CsrArray<uint32_t>(index_map, reinterpret_cast<const uint32_t*>(index_map->data()), nnz);
+      d.value = CsrArray<float>(value_map, reinterpret_cast<const float*>(value_map->data()), nnz);
+      checksum = local_checksum(d, 0, d.rows());
+    } else {
+      spdlog::debug("{}: entries read with MPI-IO, not mapped ({})", path, why);
+      auto& index = d.index.owned();
+      auto& value = d.value.owned();
+      index.resize(nnz);
+      value.resize(nnz);
+      for (uint64_t r = 0; r < d.rows();) {
+        uint64_t next = r + 1;
+        while (next < d.rows() && d.row_ptr[next] - d.row_ptr[r] < kBlockEntries) ++next;
+        const uint64_t from = d.row_ptr[r], count = d.row_ptr[next] - from;
+        map_pages(index, from, count);
+        map_pages(value, from, count);
+        file.read_exact(index_at + static_cast<MPI_Offset>(from * 4), index.data() + from, count * 4);
+        file.read_exact(value_at + static_cast<MPI_Offset>(from * 4), value.data() + from, count * 4);
+        checksum += local_checksum(d, r, next);
+        r = next;
+      }
     }
   } catch (const std::exception& e) {
     failure = LocalFailure{0, e.what()};

@@ -2,9 +2,11 @@
 // Binary cache of a LIBSVM file, read back with MPI-IO much faster than text.
 // Layout (host byte order, checked by the magic):
 //   CacheHeader (64 B) | label f32[R] | row_ptr u64[R+1] | index u32[nnz] | value f32[nnz]
-// Rank r reads rows [R*r/P, R*(r+1)/P) with four contiguous reads. The checksum is the
-// sum over rows of a hash of (global row, label, entries), so each rank checks its part
-// and one allreduce checks the whole file.
+// Rank r holds rows [R*r/P, R*(r+1)/P): labels and row offsets read with MPI-IO, its
+// index and value sections (nearly all the bytes) mapped read-only where the file can be
+// mapped, read with MPI-IO where not. The checksum is the sum over rows of a hash of
+// (global row, label, entries), so each rank checks its part and one allreduce checks
+// the whole file.
 #include <cstdint>
 #include <string>
 
@@ -36,9 +38,11 @@ bool is_binary_cache(const std::string& path, MPI_Comm comm);
 // writes `path` through a temporary name, renamed once complete.
 void write_binary_cache(const Dataset& local, const std::string& path, MPI_Comm comm);
 
+enum class CacheRead { map_or_read, read };
+
 // Collective: this rank's rows of the cache. Throws JobFailed on every rank on a bad
 // magic, version, size or checksum.
-Dataset read_binary_cache(const std::string& path, MPI_Comm comm);
+Dataset read_binary_cache(const std::string& path, MPI_Comm comm, CacheRead how = CacheRead::map_or_read);
 
 // Order-independent row hash summed into CacheHeader::checksum.
 uint64_t row_hash(uint64_t global_row, float label, const uint32_t* index, const float* value, uint64_t n);

@@ -6,14 +6,15 @@
 #include <vector>
 
 #include "data/big_array.h"
+#include "data/csr_array.h"
 
 namespace mpisgd {
 
 struct Dataset {
   std::string path;
   BigArray<uint64_t> row_ptr{0};  // row i holds entries [row_ptr[i], row_ptr[i+1])
-  BigArray<uint32_t> index;
-  BigArray<float> value;
+  CsrArray<uint32_t> index;
+  CsrArray<float> value;
   BigArray<float> label;
   uint32_t dim = 0;           // global number of features, identical on every rank
   uint64_t global_rows = 0;   // rows over all ranks

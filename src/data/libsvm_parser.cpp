@@ -168,11 +168,13 @@ void LibsvmParser::parse_line(const char* p, const char* end, const char* readab
   // for the most entries the line can hold (a token takes at least 4 bytes, "i:v "),
   // which writes nothing (BigArray default-initialises), then cut to what was found.
   const size_t most = static_cast<size_t>(end - p) / 4 + 1;
-  const size_t at = out.index.size();
-  out.index.resize(at + most);
-  out.value.resize(at + most);
-  uint32_t* index_out = out.index.data() + at;
-  float* value_out = out.value.data() + at;
+  auto& index = out.index.owned();
+  auto& values = out.value.owned();
+  const size_t at = index.size();
+  index.resize(at + most);
+  values.resize(at + most);
+  uint32_t* index_out = index.data() + at;
+  float* value_out = values.data() + at;
   const uint64_t base = options_.zero_based ? 0 : 1;
   uint64_t previous = 0;
   bool first = true;
@@ -206,10 +208,10 @@ void LibsvmParser::parse_line(const char* p, const char* end, const char* readab
     *value_out++ = value;
     p = v;
   }
-  out.index.resize(static_cast<size_t>(index_out - out.index.data()));
-  out.value.resize(out.index.size());
+  index.resize(static_cast<size_t>(index_out - index.data()));
+  values.resize(index.size());
   out.label.push_back(label);
-  out.row_ptr.push_back(out.index.size());
+  out.row_ptr.push_back(index.size());
 }
 
 }  // namespace mpisgd

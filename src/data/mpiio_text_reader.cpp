@@ -35,8 +35,8 @@ void reserve_for_range(Dataset& d, size_t parsed_bytes, size_t range_bytes) {
     const auto want = static_cast<size_t>(static_cast<double>(v.size()) * scale) + extra;
     if (want > v.capacity()) v.reserve(want + want / 16);  // headroom: not a copy per chunk
   };
-  grow(d.index, 1024);
-  grow(d.value, 1024);
+  grow(d.index.owned(), 1024);
+  grow(d.value.owned(), 1024);
   grow(d.label, 64);
   grow(d.row_ptr, 64);
 }
@@ -44,10 +44,12 @@ void reserve_for_range(Dataset& d, size_t parsed_bytes, size_t range_bytes) {
 // Maps the CSR pages the next `bytes` of text will fill (at `per_byte` entries a byte, as
 // so far) in one call each, rather than a page fault per page while parsing.
 void map_pages_ahead(Dataset& d, double per_byte, size_t bytes) {
-  const size_t room = std::min(d.index.capacity() - d.index.size(), d.value.capacity() - d.value.size());
+  auto& index = d.index.owned();
+  auto& value = d.value.owned();
+  const size_t room = std::min(index.capacity() - index.size(), value.capacity() - value.size());
   const size_t count = std::min(room, static_cast<size_t>(per_byte * static_cast<double>(bytes)));
-  map_pages(d.index, d.index.size(), count);
-  map_pages(d.value, d.value.size(), count);
+  map_pages(index, index.size(), count);
+  map_pages(value, value.size(), count);
 }
 
 void parse_range(MpiFile& file, MPI_Offset start, MPI_Offset end, size_t chunk_bytes,

@@ -79,16 +79,37 @@ std::string wide_rows_text(int rows, int per_row) {
 
 }  // namespace
 
-TEST_CASE("binary cache: a file of many read blocks round-trips exactly", "[cache]") {
+TEST_CASE("binary cache: mapped and read with MPI-IO, a file of many blocks round-trips exactly", "[cache]") {
   const std::string text = wide_rows_text(1500, 120);  // 180,000 entries
   std::string path = write_file("wide.svm", text);
   std::string bin = scratch_dir() + "/wide.bin";
   write_binary_cache(read_libsvm_text(path, MPI_COMM_WORLD, {}).data, bin, MPI_COMM_WORLD);
-  Dataset cached = read_binary_cache(bin, MPI_COMM_WORLD);
   Dataset serial;
   LibsvmParser parser({});
   parser.parse(text.data(), text.data() + text.size(), text.data() + text.size(), true, serial);
-  REQUIRE(on_all_ranks(cached.global_rows == 1500 && rows_match(cached, serial)));
+  for (CacheRead how : {CacheRead::map_or_read, CacheRead::read}) {
+    const bool map = how == CacheRead::map_or_read;
+    INFO((map ? "mapped" : "read"));
+    Dataset cached = read_binary_cache(bin, MPI_COMM_WORLD, how);
+    REQUIRE(on_all_ranks(cached.index.mapped() == map && cached.value.mapped() == map));
+    REQUIRE(on_all_ranks(cached.global_rows == 1500 && rows_match(cached, serial)));
+  }
+}
+
+TEST_CASE("binary cache: ranks without rows map nothing and still check the file", "[cache]") {
+  std::string path = write_file("tiny.svm", "+1 2:1 7:0.5\n");
+  std::string bin = scratch_dir() + "/tiny.bin";
+  write_binary_cache(read_libsvm_text(path, MPI_COMM_WORLD, {}).data, bin, MPI_COMM_WORLD);
+  for (CacheRead how : {CacheRead::map_or_read, CacheRead::read}) {
+    Dataset cached = read_binary_cache(bin, MPI_COMM_WORLD, how);
+    const bool ok = cached.rows() == 0 ? cached.nnz() == 0
+                                       : cached.rows() == 1 && cached.nnz() == 2 && cached.index[1] == 6 &&
+                                             cached.value[1] == 0.5f;
+    REQUIRE(on_all_ranks(ok));
+    uint64_t rows = cached.rows(), total = 0;
+    MPI_Allreduce(&rows, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    REQUIRE(total == 1);
+  }
 }
 
 TEST_CASE("binary cache: round trip equals the text read", "[cache]") {
@@ -128,7 +149,8 @@ TEST_CASE("binary cache: damage is detected on every rank", "[cache][errors]") {
   write_binary_cache(parsed.data, bin, MPI_COMM_WORLD);
   auto size = static_cast<long>(std::filesystem::file_size(bin));
   damage(bin, size - 2, "\x7f");  // inside the last value
-  REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD), Catch::Contains("checksum mismatch"));
+  for (CacheRead how : {CacheRead::map_or_read, CacheRead::read})
+    REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD, how), Catch::Contains("checksum mismatch"));
 
   write_binary_cache(parsed.data, bin, MPI_COMM_WORLD);
   if (world_rank() == 0) std::filesystem::resize_file(bin, static_cast<uintmax_t>(size - 4));

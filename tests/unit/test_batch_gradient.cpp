@@ -55,8 +55,8 @@ Dataset random_dataset(std::mt19937_64& rng, uint64_t rows, uint32_t dim, uint32
       }
     }
     for (uint32_t i : idx) {
-      d.index.push_back(i);
-      d.value.push_back(nonzero_uniform(rng, -1, 1));
+      d.index.owned().push_back(i);
+      d.value.owned().push_back(nonzero_uniform(rng, -1, 1));
     }
     d.row_ptr.push_back(d.index.size());
     d.label.push_back(regression ? nonzero_uniform(rng, -3, 3) : (rng() % 2 ? 1.0f : -1.0f));
@@ -290,8 +290,8 @@ TEST_CASE("batch gradient: threads split the work, however crowded the indices",
     std::vector<uint32_t> idx = random_subset(rng, 64, 1 + static_cast<uint32_t>(rng() % 20));
     if (r % 7 == 0) idx.push_back(dim - 1 - static_cast<uint32_t>(rng() % 64));
     for (uint32_t i : idx) {
-      d.index.push_back(i);
-      d.value.push_back(nonzero_uniform(rng, -1, 1));
+      d.index.owned().push_back(i);
+      d.value.owned().push_back(nonzero_uniform(rng, -1, 1));
     }
     d.row_ptr.push_back(d.index.size());
     d.label.push_back(rng() % 2 ? 1.0f : -1.0f);

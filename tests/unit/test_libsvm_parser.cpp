@@ -17,10 +17,10 @@ using namespace mpisgd;
 
 namespace {
 
-// The CSR arrays use their own allocator; compare their contents as plain vectors.
-template <class T>
-std::vector<T> plain(const BigArray<T>& a) {
-  return {a.begin(), a.end()};
+// The CSR arrays are not std::vector; compare their contents as plain vectors.
+template <class Array>
+auto plain(const Array& a) {
+  return std::vector<std::remove_cvref_t<decltype(a[0])>>(a.begin(), a.end());
 }
 
 struct Parsed {
