@@ -6,7 +6,8 @@
 //   mpirun -np P build/allreduce_bench --dim N --density D [--dist uniform|powerlaw]
 //          [--algo all|NAME[,NAME]] [--reps R] [--min-time S] [--rounds K] [--warmup W]
 //          [--type float|double]
-//          [--group-size G] [--tie-trials T] [--tie-factor F] [--dense-switch X] [--seed S] [--csv FILE]
+//          [--group-size G] [--tie-trials T] [--tie-seconds S] [--tie-factor F] [--dense-switch X]
+//          [--seed S] [--csv FILE]
 //
 // Per algorithm, rank 0 prints: the median, 25% and 75% quantile of the time of one call
 // (each call's time is the slowest rank's; the quantiles are over the reps: at least R,
@@ -67,6 +68,7 @@ struct Options {
   std::string type = "float";
   int group_size = 8;
   int tie_trials = CollectiveConfig{}.tie_trials;
+  double tie_seconds = CollectiveConfig{}.tie_seconds;
   double tie_factor = CollectiveConfig{}.tie_factor;
   double dense_switch = -1;  // tuned to the measured network and summation speed
   uint64_t seed = 1;
@@ -199,6 +201,7 @@ class Bench {
     if (o.dense_switch >= 0) config_.dense_switch.density = o.dense_switch;
     config_.group_size = o.group_size;
     config_.tie_trials = o.tie_trials;
+    config_.tie_seconds = o.tie_seconds;
     config_.tie_factor = o.tie_factor;
     config_.cold_calls = 0;
   }
@@ -358,7 +361,10 @@ class Bench {
     } else {
       ar->allreduce(input_);
     }
-    for (int i = 0; i < settling_calls(name); ++i) ar->allreduce(input_);
+    // auto times a near tie over the calls that follow it: untimed here, so that its
+    // timed calls measure what it settled on, as the others' measure them warm. (Its cold
+    // calls are off: the process is warm once round 0 has run.)
+    while (ar->timing_tie()) ar->allreduce(input_);
 
     const CommStats before = comm_.stats();
     const Stream<V>* result = nullptr;
@@ -379,18 +385,6 @@ class Bench {
     trial.moved = trial.moved + (comm_.stats() - before);
     if (result) row.result_density = static_cast<double>(nonzeros(*result)) / o_.dim;
     if (!ar->choice().empty()) row.note = "ran " + ar->choice();
-  }
-
-  // auto times a near tie over the calls that follow it, running each tied algorithm
-  // once untimed and tie_trials times timed: untimed here, so that its timed calls
-  // measure what it settled on, as the others' measure them warm. (Its cold calls are
-  // off: the process is warm once round 0 has run.)
-  int settling_calls(const std::string& name) const {
-    if (name != "auto") return 0;
-    const auto& registry = sparse_allreduce_registry<V>();
-    const auto candidates =
-        std::count_if(registry.begin(), registry.end(), [](const auto& info) { return info.cost != nullptr; });
-    return static_cast<int>(candidates) * (1 + config_.tie_trials);
   }
 
   Row summarise(Trial& trial) {
@@ -536,6 +530,10 @@ int main(int argc, char** argv) {
   app.add_option("--tie-trials", o.tie_trials,
                  "auto: runs of each algorithm in a near tie to time it (0: the model alone decides)")
       ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  app.add_option("--tie-seconds", o.tie_seconds,
+                 "auto: a quick algorithm in a near tie gets more runs, until they add up to this (at most 32)")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app.add_option("--dense-switch", o.dense_switch,
                  "density at which a stream goes dense (default: derived from the network and summation speed "

@@ -44,9 +44,14 @@ struct CollectiveConfig {
   std::optional<MachineSpeed> measured;  // filled by the first measurement
   // auto: when the model predicts several algorithms within tie_factor of the fastest,
   // the next calls run each of them once untimed and tie_trials times timed, and the
-  // fastest is kept for inputs of that size (tie_trials 0: always trust the model).
+  // fastest is kept for inputs of that size (tie_trials 0: always trust the model). A
+  // quick algorithm gets more timed calls, up to tie_max_trials, until they add up to
+  // tie_seconds: an algorithm's first calls after its first use run slow (0.4 ms where it
+  // settles at 0.07 ms), and the fastest of three is then mostly noise.
   double tie_factor = 2;
   int tie_trials = 3;
+  double tie_seconds = 5e-3;
+  int tie_max_trials = 32;
   int cold_calls = 16;  // auto: calls before any tie is timed; the model's pick runs alone
 };
 
@@ -63,6 +68,8 @@ class SparseAllreduce {
   virtual const Stream<V>& allreduce(const Stream<V>& input) = 0;
   // A selector (auto) names the algorithm that served the last call; others say nothing.
   virtual std::string choice() const { return {}; }
+  // A selector is timing a near tie over its next calls (the same on every rank).
+  virtual bool timing_tie() const { return false; }
 };
 
 class CostModel;

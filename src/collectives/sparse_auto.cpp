@@ -19,8 +19,11 @@
 // only what the slower candidates lose, not extra calls. A fresh algorithm's first call
 // is not timed: it maps its buffers' pages, and in a VM a first touch can be dear (24 ms
 // against 2.3 ms for ssar-split-ag at N = 3.2M, 4 ranks, on the 2-core VM measured here).
-// Then it gets tie_trials (3) timed calls in a row, each after a barrier; a call's time
-// is the slowest rank's, an algorithm's the fastest of its calls. In a row, not in
+// Then it gets tie_trials (3) timed calls in a row, each after a barrier, or more, up to
+// tie_max_trials (32), until they add up to tie_seconds (5 ms): an algorithm's first
+// calls run slow (0.1-0.45 ms where it settles at 0.06-0.08 ms, 4 ranks, N = 16.6M,
+// 1e-4), so the fastest of three quick calls picked the wrong one in three ties of three.
+// A call's time is the slowest rank's, an algorithm's the fastest of its calls. In a row, not in
 // rounds over the candidates: between dense algorithms, which stream through buffers of
 // N values, ssar-split-ag found its own buffers evicted at every call and measured
 // 6.7-7.1 ms (3.7-6.2 ms in a row, 4 ms a call in the trainer's later epochs), and three
@@ -31,6 +34,11 @@
 // at all, as everything in it is cold then: every buffer's first touch, the caller's
 // first pages. Timed there, ssar-split-ag measured 8-33 ms a call in the trainer where it
 // settles at 4-5 ms (4 ranks, N = 3.2M), and ties went to dense algorithms 2-3x slower.
+//
+// A candidate counts as tied when its prediction without the wait for ranks that share a
+// core is within the factor: that wait depends on how the OS schedules them, and it is
+// what the model gets most wrong. At 4 ranks on 2 cores, N = 16.6M, 1e-4 it put
+// recursive doubling at 160 us against split-allgather's 48 us; they measured 64 and 80.
 //
 // Ties are timed only over a fast link. The model's errors come from what it leaves out
 // (caches, ranks sharing cores, the jitter of a ping-pong's alpha), which matters where
@@ -44,6 +52,7 @@
 #include <bit>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -127,9 +136,14 @@ class SparseAuto final : public SparseAllreduce<V> {
                     predicted_[i]);
       if (predicted_[i] < predicted_[best]) best = i;
     }
+    // The wait for core-mates (CostInputs::core_sharing) is the model's least certain
+    // term, so a candidate is tied if it is near the fastest with that wait left out.
+    in.core_sharing = 1;
+    const CostModel unshared(in);
     uint32_t tied = 0;
     for (size_t i = 0; i < candidates_.size(); ++i)
-      if (predicted_[i] <= config_.tie_factor * predicted_[best]) tied |= uint32_t{1} << i;
+      if (std::min(predicted_[i], candidates_[i].info->cost(unshared)) <= config_.tie_factor * predicted_[best])
+        tied |= uint32_t{1} << i;
 
     // Every rank reaches this point with the same choice, so the collective
     // construction (communicator splits) of a first use is safe.
@@ -160,6 +174,7 @@ class SparseAuto final : public SparseAllreduce<V> {
   }
 
   std::string choice() const override { return chosen_ ? chosen_->info->name : std::string(); }
+  bool timing_tie() const override { return !exploring_.empty(); }
 
   ~SparseAuto() override {
     if (k_request_ != MPI_REQUEST_NULL) MPI_Wait(&k_request_, MPI_STATUS_IGNORE);
@@ -173,26 +188,23 @@ class SparseAuto final : public SparseAllreduce<V> {
 
   // A near tie being timed over calls.
   struct Exploration {
-    std::vector<size_t> who;      // the tied candidates
-    std::vector<int> timed;       // per candidate, its timed calls so far
-    std::vector<double> seconds;  // per candidate, tie_trials times
+    std::vector<size_t> who;                   // the tied candidates
+    std::vector<std::vector<double>> seconds;  // per candidate, its timed calls so far
+    std::vector<bool> done;                    // per candidate, timed enough
   };
 
-  // One call of a near tie's timing: runs the first tied candidate short of tie_trials
-  // timed calls on `input` and returns it with its result. Once none is, the ranks agree
-  // on the fastest, which later calls with this key run.
+  // One call of a near tie's timing: runs the first tied candidate not yet timed enough
+  // on `input` and returns it with its result. Once all are, the fastest is settled on,
+  // and later calls with this key run it.
   std::pair<size_t, const Stream<V>*> explore(const Stream<V>& input, const Key& key, uint64_t k) {
-    const auto trials = static_cast<size_t>(config_.tie_trials);
     Exploration& e = exploring_[key];
     if (e.who.empty()) {
       for (size_t i = 0; i < candidates_.size(); ++i)
         if (key.second >> i & 1) e.who.push_back(i);
-      e.timed.assign(e.who.size(), 0);
-      e.seconds.assign(e.who.size() * trials, 0);
+      e.seconds.resize(e.who.size());
+      e.done.assign(e.who.size(), false);
     }
-    const size_t j = static_cast<size_t>(
-        std::find_if(e.timed.begin(), e.timed.end(), [&](int t) { return static_cast<size_t>(t) < trials; }) -
-        e.timed.begin());
+    const size_t j = static_cast<size_t>(std::find(e.done.begin(), e.done.end(), false) - e.done.begin());
     Candidate& c = candidates_[e.who[j]];
     if (!c.algorithm) {
       c.algorithm = c.info->make(comm_, dim_, config_);
@@ -201,26 +213,29 @@ class SparseAuto final : public SparseAllreduce<V> {
     MPI_Barrier(comm_.raw());  // ranks start together, not in the skew the last call left
     const double start = MPI_Wtime();
     const Stream<V>* result = &c.algorithm->allreduce(input);
-    e.seconds[j * trials + static_cast<size_t>(e.timed[j]++)] = MPI_Wtime() - start;
+    // A call's time is the slowest rank's, so every rank sees the same times and agrees
+    // on how many calls to time and on the fastest.
+    double took = MPI_Wtime() - start;
+    MPI_Allreduce(MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX, comm_.raw());
+    comm_.count_sent(sizeof took);
+    comm_.count_received(sizeof took);
     const size_t ran = e.who[j];
-    if (std::all_of(e.timed.begin(), e.timed.end(), [&](int t) { return static_cast<size_t>(t) == trials; }))
-      settle(key, e, k);  // ends e
+    auto& times = e.seconds[j];
+    times.push_back(took);
+    const auto n = static_cast<int>(times.size());
+    const double total = std::accumulate(times.begin(), times.end(), 0.0);
+    e.done[j] = n >= config_.tie_trials && (total >= config_.tie_seconds || n >= config_.tie_max_trials);
+    if (std::all_of(e.done.begin(), e.done.end(), [](bool d) { return d; })) settle(key, e, k);  // ends e
     return {ran, result};
   }
 
   void settle(const Key& key, Exploration& e, uint64_t k) {
-    const auto trials = static_cast<size_t>(config_.tie_trials);
-    MPI_Allreduce(MPI_IN_PLACE, e.seconds.data(), static_cast<int>(e.seconds.size()), MPI_DOUBLE, MPI_MAX,
-                  comm_.raw());
-    comm_.count_sent(e.seconds.size() * sizeof(double));
-    comm_.count_received(e.seconds.size() * sizeof(double));
     size_t fastest = 0;
     std::vector<double> best(e.who.size());
     for (size_t j = 0; j < e.who.size(); ++j) {
-      best[j] = *std::min_element(e.seconds.begin() + static_cast<ptrdiff_t>(j * trials),
-                                  e.seconds.begin() + static_cast<ptrdiff_t>((j + 1) * trials));
-      spdlog::debug("auto allreduce: k {}: tie: {} predicted {:.3g} s, measured {:.3g} s", k,
-                    candidates_[e.who[j]].info->name, predicted_[e.who[j]], best[j]);
+      best[j] = *std::min_element(e.seconds[j].begin(), e.seconds[j].end());
+      spdlog::debug("auto allreduce: k {}: tie: {} predicted {:.3g} s, measured {:.3g} s (fastest of {} calls)", k,
+                    candidates_[e.who[j]].info->name, predicted_[e.who[j]], best[j], e.seconds[j].size());
       if (best[j] < best[fastest]) fastest = j;
     }
     settled_.emplace(key, e.who[fastest]);

@@ -174,12 +174,13 @@ CollectiveConfig measured(CollectiveConfig config = {}) {
   return config;
 }
 
-// auto with every algorithm in a near tie, adding a value in 0.4 ns and moving a byte in
-// `beta` seconds.
+// auto with every algorithm in a near tie, timed twice each, adding a value in 0.4 ns and
+// moving a byte in `beta` seconds.
 CollectiveConfig all_tied(double beta) {
   CollectiveConfig config = measured();
   config.tie_factor = 1e300;
   config.tie_trials = 2;
+  config.tie_seconds = 0;
   config.measured->compute.dense_element_s = 4e-10;
   config.measured->network.beta = beta;
   return config;
@@ -499,45 +500,53 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     }
   }
   SECTION("auto: a near tie is timed over the calls that follow, each running one tied algorithm") {
-    // Every algorithm ties: each is made and run once untimed, then tie_trials times
-    // timed, one per call, every call returning its exact sum; then the fastest runs.
-    CollectiveConfig all_tie = all_tied(1e-10);  // a fast link: a float moves as fast as it adds
-    all_tie.cold_calls = 0;
-    auto ar = make_sparse_allreduce<V>("auto", comm, n, all_tie);
-    const auto& registry = sparse_allreduce_registry<V>();
-    const auto candidates = static_cast<int>(
-        std::count_if(registry.begin(), registry.end(), [](const auto& info) { return info.cost != nullptr; }));
-    const int exploring = candidates * (1 + all_tie.tie_trials);
-    const std::vector<V> expect = reference_sum(mine, n);
-    std::map<std::string, int> runs;
-    std::string settled;
-    for (int call = 0; call < exploring + 3; ++call) {
-      const CommStats before = comm.stats();
-      const bool right = equals(ar->allreduce(input), n, expect);
-      const CommStats by_auto = comm.stats() - before;
-      const std::string chosen = ar->choice();
-      const std::string rank0_chose = on_rank0(chosen);
-      CAPTURE(call, rank, size, chosen, rank0_chose);
-      CHECK(on_all_ranks(right));
-      REQUIRE(on_all_ranks(!chosen.empty() && chosen == rank0_chose));
-      const CommStats direct = moved_by(*make_sparse_allreduce<V>(chosen, comm, n, all_tie));
-      // k travels in 8-byte allreduces: two on the first call, then one every 16th; the
-      // last timed call agrees on the times, 8 bytes a timed run.
-      uint64_t extra = call == 0 ? 16 : call % 16 == 0 ? 8 : 0;
-      if (call == exploring - 1) extra += static_cast<uint64_t>(candidates * all_tie.tie_trials) * sizeof(double);
-      CAPTURE(by_auto.bytes_sent, direct.bytes_sent, extra);
-      CHECK(on_all_ranks(by_auto.bytes_sent == direct.bytes_sent + extra));
-      if (call < exploring) {
-        ++runs[chosen];
-      } else {
-        if (settled.empty()) settled = chosen;
-        CHECK(chosen == settled);
+    // Every algorithm ties: each is made and run once untimed, then timed, one call at a
+    // time, every call returning its exact sum; then the fastest runs. Timed calls:
+    // tie_trials, or up to tie_max_trials until they add up to tie_seconds.
+    CollectiveConfig exact = all_tied(1e-10);  // a fast link: a float moves as fast as it adds
+    exact.cold_calls = 0;
+    CollectiveConfig longest = exact;
+    longest.tie_seconds = 1e300;
+    longest.tie_max_trials = 4;
+    for (const auto& [all_tie, timed] : {std::pair{exact, 2}, std::pair{longest, 4}}) {
+      CAPTURE(timed);
+      auto ar = make_sparse_allreduce<V>("auto", comm, n, all_tie);
+      const auto& registry = sparse_allreduce_registry<V>();
+      const auto candidates = static_cast<int>(
+          std::count_if(registry.begin(), registry.end(), [](const auto& info) { return info.cost != nullptr; }));
+      const int exploring = candidates * (1 + timed);
+      const std::vector<V> expect = reference_sum(mine, n);
+      std::map<std::string, int> runs;
+      std::string settled;
+      for (int call = 0; call < exploring + 3; ++call) {
+        const CommStats before = comm.stats();
+        const bool right = equals(ar->allreduce(input), n, expect);
+        const CommStats by_auto = comm.stats() - before;
+        const std::string chosen = ar->choice();
+        const std::string rank0_chose = on_rank0(chosen);
+        CAPTURE(call, rank, size, chosen, rank0_chose);
+        CHECK(on_all_ranks(right));
+        REQUIRE(on_all_ranks(!chosen.empty() && chosen == rank0_chose));
+        CHECK(ar->timing_tie() == call + 1 < exploring);
+        const CommStats direct = moved_by(*make_sparse_allreduce<V>(chosen, comm, n, all_tie));
+        // k travels in 8-byte allreduces: two on the first call, then one every 16th; a
+        // timed call's time travels in another (a candidate's first call is untimed).
+        uint64_t extra = call == 0 ? 16 : call % 16 == 0 ? 8 : 0;
+        if (call < exploring && call % (1 + timed) != 0) extra += sizeof(double);
+        CAPTURE(by_auto.bytes_sent, direct.bytes_sent, extra);
+        CHECK(on_all_ranks(by_auto.bytes_sent == direct.bytes_sent + extra));
+        if (call < exploring) {
+          ++runs[chosen];
+        } else {
+          if (settled.empty()) settled = chosen;
+          CHECK(chosen == settled);
+        }
       }
-    }
-    CHECK(static_cast<int>(runs.size()) == candidates);
-    for (const auto& [name, count] : runs) {
-      CAPTURE(name);
-      CHECK(count == 1 + all_tie.tie_trials);
+      CHECK(static_cast<int>(runs.size()) == candidates);
+      for (const auto& [name, count] : runs) {
+        CAPTURE(name);
+        CHECK(count == 1 + timed);
+      }
     }
   }
   SECTION("auto: a process's first calls run the model's pick alone, untimed") {
