@@ -361,10 +361,14 @@ class Bench {
     } else {
       ar->allreduce(input_);
     }
-    // auto times a near tie over the calls that follow it: untimed here, so that its
-    // timed calls measure what it settled on, as the others' measure them warm. (Its cold
-    // calls are off: the process is warm once round 0 has run.)
-    while (ar->timing_tie()) ar->allreduce(input_);
+    // auto times a near tie over the calls that follow it, then makes the algorithm it
+    // settles on afresh: those calls and that algorithm's first are untimed here, so that
+    // its timed calls measure what it settled on warm, as the others' are measured. (Its
+    // cold calls are off: the process is warm once round 0 has run.)
+    if (ar->timing_tie()) {
+      while (ar->timing_tie()) ar->allreduce(input_);
+      ar->allreduce(input_);
+    }
 
     const CommStats before = comm_.stats();
     const Stream<V>* result = nullptr;

@@ -20,15 +20,17 @@
 // is not timed: it maps its buffers' pages, and in a VM a first touch can be dear (24 ms
 // against 2.3 ms for ssar-split-ag at N = 3.2M, 4 ranks, on the 2-core VM measured here).
 // Then it gets tie_trials (3) timed calls in a row, each after a barrier, or more, up to
-// tie_max_trials (32), until they add up to tie_seconds (5 ms): an algorithm's first
-// calls run slow (0.1-0.45 ms where it settles at 0.06-0.08 ms, 4 ranks, N = 16.6M,
-// 1e-4), so the fastest of three quick calls picked the wrong one in three ties of three.
-// A call's time is the slowest rank's, an algorithm's the fastest of its calls. In a row, not in
-// rounds over the candidates: between dense algorithms, which stream through buffers of
-// N values, ssar-split-ag found its own buffers evicted at every call and measured
-// 6.7-7.1 ms (3.7-6.2 ms in a row, 4 ms a call in the trainer's later epochs), and three
-// forced ties of three went to dense algorithms twice as slow; in a row it won four of
-// four (trainer, 4 ranks, N = 3.2M, tie factor raised to 3 in a scratch build).
+// tie_max_trials (32), until they add up to tie_seconds (5 ms). A call's time is the
+// slowest rank's, an algorithm's the lower quartile of its calls (of three, the fastest):
+// an algorithm's first calls run slow for a while (ssar-rec-dbl at 4 ranks, N = 3.2M,
+// 1e-3: 0.36 ms falling to 0.09-0.11 ms over 32 calls), so the fastest of three quick
+// calls picked the wrong algorithm in three ties of three (4 ranks, N = 16.6M, 1e-4),
+// and the median of 32 still carried the slow start. In a row, not in rounds over the
+// candidates: between dense algorithms, which stream through buffers of N values,
+// ssar-split-ag found its own buffers evicted at every call and measured 6.7-7.1 ms
+// (3.7-6.2 ms in a row, 4 ms a call in the trainer's later epochs), and three forced ties
+// of three went to dense algorithms twice as slow; in a row it won four of four
+// (trainer, 4 ranks, N = 3.2M, tie factor raised to 3 in a scratch build).
 // Inputs of the same tied set and a k of the same size class (a factor of sqrt 2) then
 // run the fastest without timing. A process's first cold_calls (16) calls are not timed
 // at all, as everything in it is cold then: every buffer's first touch, the caller's
@@ -233,8 +235,11 @@ class SparseAuto final : public SparseAllreduce<V> {
     size_t fastest = 0;
     std::vector<double> best(e.who.size());
     for (size_t j = 0; j < e.who.size(); ++j) {
-      best[j] = *std::min_element(e.seconds[j].begin(), e.seconds[j].end());
-      spdlog::debug("auto allreduce: k {}: tie: {} predicted {:.3g} s, measured {:.3g} s (fastest of {} calls)", k,
+      auto& times = e.seconds[j];
+      const auto quartile = times.begin() + static_cast<ptrdiff_t>(times.size() / 4);
+      std::nth_element(times.begin(), quartile, times.end());
+      best[j] = *quartile;
+      spdlog::debug("auto allreduce: k {}: tie: {} predicted {:.3g} s, measured {:.3g} s (lower quartile of {} calls)", k,
                     candidates_[e.who[j]].info->name, predicted_[e.who[j]], best[j], e.seconds[j].size());
       if (best[j] < best[fastest]) fastest = j;
     }
