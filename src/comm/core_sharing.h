@@ -12,4 +12,9 @@ namespace mpisgd {
 // affinity masks allow together; at least 1. The same value on every rank.
 double core_sharing(MPI_Comm comm);
 
+// Collective: the fewest CPUs any rank's affinity mask allows; the same on every rank.
+// Open MPI's mpirun binds each rank to one core by default when it starts two ranks or
+// fewer (a singleton too), so OpenMP threads beyond that share the core.
+int fewest_cpus(MPI_Comm comm);
+
 }  // namespace mpisgd

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "comm/core_sharing.h"
 #include "comm/job_error.h"
 #include "data/labels.h"
 #include "data/load_dataset.h"
@@ -55,6 +56,14 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   spdlog::info("train: model={} strategy={} epochs={} batch={}/rank (global {}) lr={} schedule={} l2={} P={} T={} seed={}",
                c.model, c.strategy, r.sgd.epochs, r.sgd.batch, r.sgd.batch * comm.size(), r.sgd.lr, c.lr_schedule, c.l2,
                comm.size(), r.sgd.threads, r.sgd.seed);
+
+  if (r.sgd.threads > 1) {
+    const int cpus = fewest_cpus(world);
+    if (cpus < r.sgd.threads && comm.rank() == 0)
+      spdlog::warn("--threads {} but a rank may run on only {} CPU{} (its affinity mask), so its threads share "
+                   "cores; launch with `mpirun --bind-to none`, or `--map-by slot:PE={}` (Open MPI)",
+                   r.sgd.threads, cpus, cpus == 1 ? "" : "s", r.sgd.threads);
+  }
 
   const double load_start = MPI_Wtime();
   LoadOptions load{c.zero_based, c.dim};

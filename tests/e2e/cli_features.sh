@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The trainer as a user drives it: --help, --config files, the binary cache, JSON-lines
-# profiles, predictions in file order, the same model from the same seed.
+# profiles, predictions in file order, the same model from the same seed, the warning on
+# threads that share a core.
 source "$(dirname "$0")/lib.bash"
 
 build/gen_data --kind url --rows 3000 --features 5000 --nnz 30 --seed 2 --out "$tmp/train.svm" 2>/dev/null
@@ -59,5 +60,17 @@ pass
 "$RUN" -np 4 "$MPISGD" predict --model "$tmp/a.model" --data "$tmp/test.svm" --out "$tmp/p4.txt" >/dev/null 2>&1
 [[ $(wc -l <"$tmp/p1.txt") -eq 700 ]] || fail "expected 700 predictions"
 cmp -s "$tmp/p1.txt" "$tmp/p4.txt" || fail "predictions depend on the number of ranks"
+pass
+
+# --threads beyond the CPUs a rank may run on (mpirun's default binding at P <= 2) is
+# named with the launch that fixes it.
+taskset -c 0 "$RUN" -np 1 "$MPISGD" train --data "$tmp/train.svm" --epochs 1 --threads 2 --no-progress \
+  >"$tmp/bound.out" 2>&1 || { cat "$tmp/bound.out"; fail "training bound to one CPU"; }
+expect_contains "$tmp/bound.out" "--threads 2 but a rank may run on only 1 CPU" "warning on threads sharing a core"
+expect_contains "$tmp/bound.out" "--bind-to none" "the warning names the fix"
+if [[ $(nproc) -ge 2 ]]; then
+  "$RUN" -np 1 "$MPISGD" train --data "$tmp/train.svm" --epochs 1 --threads 2 --no-progress >"$tmp/free.out" 2>&1
+  ! grep -q "threads share" "$tmp/free.out" || fail "warned about sharing with CPUs to spare"
+fi
 pass
 done_checks
