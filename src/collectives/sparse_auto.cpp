@@ -40,7 +40,8 @@
 // A candidate counts as tied when its prediction without the wait for ranks that share a
 // core is within the factor: that wait depends on how the OS schedules them, and it is
 // what the model gets most wrong. At 4 ranks on 2 cores, N = 16.6M, 1e-4 it put
-// recursive doubling at 160 us against split-allgather's 48 us; they measured 64 and 80.
+// recursive doubling at 100-160 us against split-allgather's 48 us; they measure 58-68
+// and 75-80 us.
 //
 // Ties are timed only over a fast link. The model's errors come from what it leaves out
 // (caches, ranks sharing cores, the jitter of a ping-pong's alpha), which matters where
@@ -239,8 +240,8 @@ class SparseAuto final : public SparseAllreduce<V> {
       const auto quartile = times.begin() + static_cast<ptrdiff_t>(times.size() / 4);
       std::nth_element(times.begin(), quartile, times.end());
       best[j] = *quartile;
-      spdlog::debug("auto allreduce: k {}: tie: {} predicted {:.3g} s, measured {:.3g} s (lower quartile of {} calls)", k,
-                    candidates_[e.who[j]].info->name, predicted_[e.who[j]], best[j], e.seconds[j].size());
+      spdlog::debug("auto allreduce: k {}: tie: {} predicted {:.3g} s, measured {:.3g} s (lower quartile of {} calls)",
+                    k, candidates_[e.who[j]].info->name, predicted_[e.who[j]], best[j], times.size());
       if (best[j] < best[fastest]) fastest = j;
     }
     settled_.emplace(key, e.who[fastest]);

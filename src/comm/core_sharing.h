@@ -14,7 +14,7 @@ double core_sharing(MPI_Comm comm);
 
 // Collective: the fewest CPUs any rank's affinity mask allows; the same on every rank.
 // Open MPI's mpirun binds each rank to one core by default when it starts two ranks or
-// fewer (a singleton too), so OpenMP threads beyond that share the core.
+// fewer, so OpenMP threads beyond that share the core.
 int fewest_cpus(MPI_Comm comm);
 
 }  // namespace mpisgd

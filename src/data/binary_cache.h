@@ -1,5 +1,5 @@
 #pragma once
-// Binary cache of a LIBSVM file, read back with MPI-IO much faster than text.
+// Binary cache of a LIBSVM file, read back much faster than text.
 // Layout (host byte order, checked by the magic):
 //   CacheHeader (64 B) | label f32[R] | row_ptr u64[R+1] | index u32[nnz] | value f32[nnz]
 // Rank r holds rows [R*r/P, R*(r+1)/P): labels and row offsets read with MPI-IO, its
