@@ -193,8 +193,15 @@ class SparseAuto final : public SparseAllreduce<V> {
   struct Exploration {
     std::vector<size_t> who;                   // the tied candidates
     std::vector<std::vector<double>> seconds;  // per candidate, its timed calls so far
-    std::vector<bool> done;                    // per candidate, timed enough
   };
+
+  // A candidate has been timed enough: tie_trials calls, and tie_seconds of them or
+  // tie_max_trials.
+  bool timed_enough(const std::vector<double>& times) const {
+    const auto n = static_cast<int>(times.size());
+    return n >= config_.tie_trials &&
+           (n >= config_.tie_max_trials || std::accumulate(times.begin(), times.end(), 0.0) >= config_.tie_seconds);
+  }
 
   // One call of a near tie's timing: runs the first tied candidate not yet timed enough
   // on `input` and returns it with its result. Once all are, the fastest is settled on,
@@ -205,9 +212,10 @@ class SparseAuto final : public SparseAllreduce<V> {
       for (size_t i = 0; i < candidates_.size(); ++i)
         if (key.second >> i & 1) e.who.push_back(i);
       e.seconds.resize(e.who.size());
-      e.done.assign(e.who.size(), false);
     }
-    const size_t j = static_cast<size_t>(std::find(e.done.begin(), e.done.end(), false) - e.done.begin());
+    auto not_enough = [this](const std::vector<double>& times) { return !timed_enough(times); };
+    const auto j = static_cast<size_t>(std::find_if(e.seconds.begin(), e.seconds.end(), not_enough) -
+                                       e.seconds.begin());
     Candidate& c = candidates_[e.who[j]];
     if (!c.algorithm) {
       c.algorithm = c.info->make(comm_, dim_, config_);
@@ -223,12 +231,8 @@ class SparseAuto final : public SparseAllreduce<V> {
     comm_.count_sent(sizeof took);
     comm_.count_received(sizeof took);
     const size_t ran = e.who[j];
-    auto& times = e.seconds[j];
-    times.push_back(took);
-    const auto n = static_cast<int>(times.size());
-    const double total = std::accumulate(times.begin(), times.end(), 0.0);
-    e.done[j] = n >= config_.tie_trials && (total >= config_.tie_seconds || n >= config_.tie_max_trials);
-    if (std::all_of(e.done.begin(), e.done.end(), [](bool d) { return d; })) settle(key, e, k);  // ends e
+    e.seconds[j].push_back(took);
+    if (std::none_of(e.seconds.begin(), e.seconds.end(), not_enough)) settle(key, e, k);  // ends e
     return {ran, result};
   }
 

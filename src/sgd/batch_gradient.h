@@ -12,8 +12,9 @@
 // first the partial dot products, then, once every thread has published its partials of
 // the chunk, each row's derivative from the summed partials and the adds. Splitting the
 // rows instead would load the lines of every feature the threads' rows share into both
-// cores' caches; split by index, each line is loaded by one thread. The cost is that a dot product sums T partials, so models of
-// different T agree to rounding; the same T gives the same bits.
+// cores' caches; split by index, each line is loaded by one thread. The cost is that a
+// dot product sums T partials, so models of different T agree to rounding; the same T
+// gives the same bits.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
