@@ -7,7 +7,9 @@
 #include <cmath>
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/dataset.h"
@@ -402,5 +404,119 @@ TEST_CASE("parser: indices of every length, with leading zeros, near and far fro
   for (size_t pad = 0; pad < 12; ++pad) {
     std::string text = std::string(pad, ' ') + "1 4:1 1234567:2 7654321:3";
     CHECK(plain(parse_text(text).data.index) == std::vector<uint32_t>{3, 1234566, 7654320});
+  }
+}
+
+TEST_CASE("parser: messages quote control and non-ASCII bytes as \\xHH", "[parser]") {
+  using namespace std::string_literals;
+  // A NUL used to end the message where it is printed as a C string.
+  ParseError nul = parse_error("+1 1:1\n-1 2:\0\n"s);
+  CHECK(nul.line == 2);
+  CHECK(nul.cause == "value '\\x00' of index 2 is not a number");
+  CHECK(parse_error("\x1b[31m 1:1\n").cause == "label '\\x1b[31m' is not a number");
+  CHECK(parse_error("1 3:1\x7f\n").cause == "value '1\\x7f' of index 3 is not a number");
+  CHECK(parse_error("1 \xc3\xa9:1\n").cause == "expected index:value, found '\\xc3\\xa9:1'");
+  CHECK(parse_error("1 qid:\x01 2:1\n").cause.find("'\\x01'") != std::string::npos);
+  // Every kind of message that quotes input: nothing unprintable gets through.
+  for (const std::string& bad : {"\0 1:1"s, "1 3:\0"s, "1 -\0:1"s, "1 3\0 4:1"s, "1 \0:1"s, "1\0 2:1"s,
+                                "1 0\0:1"s, "1 qid:\0 2:1"s, "1 2:1 qid:\0"s, "1 3:1e99\0"s}) {
+    const std::string cause = parse_error(bad + "\n").cause;
+    INFO("cause: " << cause);
+    CHECK(std::all_of(cause.begin(), cause.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
+    CHECK(cause.find("\\x00") != std::string::npos);
+  }
+  // The 40-byte cut counts input bytes, not escaped ones.
+  CHECK(parse_error("1 3:" + std::string(50, '\x02') + "\n").cause.find("\\x02'") == std::string::npos);
+  CHECK(parse_error("1 3:" + std::string(50, '\x02') + "\n").cause.find("\\x02...'") != std::string::npos);
+}
+
+TEST_CASE("parser: a byte-order mark and CR-only line ends are named as the cause", "[parser]") {
+  ParseError bom = parse_error("\xEF\xBB\xBF+1 1:1\n-1 2:1\n");
+  CHECK(bom.line == 1);
+  CHECK(bom.cause.find("UTF-8 byte-order mark (EF BB BF)") != std::string::npos);
+  CHECK(parse_error("\xEF\xBB\xBF# header\n+1 1:1\n").cause.find("byte-order mark") != std::string::npos);
+
+  for (const std::string old_mac : {"+1 1:1\r-1 2:1\r+1 3:1\r", "+1 1:1\r+1 2:1\r", "1 1:1\r1 2:1\r",
+                                    "# header\r+1 1:1\r-1 2:1\r", "+1 1:1 # c\r-1 2:1\r", "1\r-1\r"}) {
+    INFO("input: " << old_mac);
+    ParseError cr = parse_error(old_mac);
+    CHECK(cr.line == 1);
+    CHECK(cr.cause.find("carriage return inside a line") != std::string::npos);
+  }
+  // Before the line's end is even in the buffer: the reader would grow it to the whole file.
+  LibsvmParser parser({});
+  Dataset d;
+  const std::string head = "+1 1:1\n-1 2:1\r+1 3:1\r-1 4:";
+  try {
+    parser.parse(head.data(), head.data() + head.size(), head.data() + head.size(), false, d);
+    FAIL("no ParseError");
+  } catch (const ParseError& e) {
+    CHECK(e.line == 2);
+    CHECK(e.cause.find("carriage return inside a line") != std::string::npos);
+  }
+  const std::string crlf_cut = "+1 1:1\r\n-1 2:1 \r";  // a CRLF cut between its two bytes
+  CHECK(parse_text(crlf_cut, {}, false).consumed == std::string("+1 1:1\r\n").size());
+
+  ParseError second = parse_error("+1 1:1\n-1 2:1\r+1 3:x\n");
+  CHECK(second.line == 2);
+  CHECK(second.cause.find("carriage return") != std::string::npos);
+
+  // CRLF, blanks around its '\r' and comments ending in it all still parse.
+  auto r = parse_text("# header\r\n1 1:1 # c\r\n-1 2:1 \r \r\n\r\n");
+  CHECK(plain(r.data.label) == std::vector<float>{1, -1});
+  CHECK(plain(r.data.index) == std::vector<uint32_t>{0, 1});
+}
+
+TEST_CASE("parser: a real too small for float is its nearest float, one too large an error", "[parser]") {
+  const std::string tiny = "0." + std::string(60, '0') + "1";
+  auto r = parse_text("1e-50 1:1e-50\n-1e-50 2:-1e-60\n" + tiny + " 3:" + tiny +
+                      "\n1e-400 4:1E-99999999999999\n1 5:1e-40 6:1e-45 7:7e-46\n");
+  REQUIRE(r.data.rows() == 5);
+  CHECK(plain(r.data.label) == std::vector<float>{0, 0, 0, 0, 1});
+  CHECK(std::signbit(r.data.label[1]));
+  CHECK(!std::signbit(r.data.label[0]));
+  const auto v = plain(r.data.value);
+  REQUIRE(v.size() == 7);
+  CHECK(v[0] == 0.0f);
+  CHECK(std::signbit(v[1]));
+  CHECK(v[2] == 0.0f);
+  CHECK(v[3] == 0.0f);
+  CHECK(v[4] == 1e-40f);  // subnormals as from_chars reads them
+  CHECK(v[5] == std::numeric_limits<float>::denorm_min());
+  CHECK(v[6] == 0.0f);
+
+  const std::string huge = std::string(40, '9');
+  const std::vector<std::string> overflows = {"1 3:1e39",      "1 3:-1e400", "1 3:" + huge,
+                                              "1 3:0.0001e43", "1e39 3:1",   "-" + huge + " 3:1"};
+  for (const std::string& bad : overflows) {
+    INFO("input: " << bad);
+    CHECK(parse_error(bad + "\n").cause.find("overflows float (|x| > 3.4e38)") != std::string::npos);
+  }
+  CHECK(parse_error("1 3:1e-50x\n").cause.find("not a number") != std::string::npos);
+  CHECK(parse_error("1e-50x 3:1\n").cause.find("not a number") != std::string::npos);
+}
+
+TEST_CASE("parser: qid only right after the label, as an integer", "[parser]") {
+  auto r = parse_text("1 qid:3 2:1\n-1\tqid:0\n1 qid:-4 # c\n");
+  CHECK(plain(r.data.label) == std::vector<float>{1, -1, 1});
+  CHECK(plain(r.data.index) == std::vector<uint32_t>{1});
+
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"1 2:1 qid:3", "qid must come right after the label, once per line; found 'qid:3'"},
+      {"1 qid:1 qid:2 3:1", "qid must come right after the label"},
+      {"1 2:1 qid:", "qid must come right after the label"},
+      {"1 qid: 3:1", "qid value '' is not an integer"},
+      {"1 qid:", "qid value '' is not an integer"},
+      {"1 qid:x 3:1", "qid value 'x' is not an integer"},
+      {"1 qid:1.5 3:1", "qid value '1.5' is not an integer"},
+      {"1 qid:3:1", "qid value '3:1' is not an integer"},
+      {"1 qid:99999999999999999999 3:1", "does not fit 64 bits"},
+  };
+  for (const auto& [line, cause] : cases) {
+    INFO("input line: " << line);
+    ParseError e = parse_error("1 1:1\n" + line + "\n");
+    CHECK(e.line == 2);
+    INFO("cause: " << e.cause);
+    CHECK(e.cause.find(cause) != std::string::npos);
   }
 }
