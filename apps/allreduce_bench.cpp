@@ -45,7 +45,9 @@
 #include "collectives/cost_model.h"
 #include "collectives/sparse_allreduce.h"
 #include "comm/counted_comm.h"
+#include "comm/extrema.h"
 #include "comm/log.h"
+#include "comm/thread_level.h"
 #include "sparse/stream.h"
 #include "sparse/stream_sum.h"
 
@@ -397,9 +399,8 @@ class Bench {
     row.reps = reps;
     MPI_Allreduce(MPI_IN_PLACE, trial.times.data(), reps, MPI_DOUBLE, MPI_MAX, comm_.raw());
     uint64_t sums[2] = {trial.moved.bytes_sent, trial.moved.bytes_received};
-    uint64_t max_sent = trial.moved.bytes_sent;
     MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM, comm_.raw());
-    MPI_Allreduce(MPI_IN_PLACE, &max_sent, 1, MPI_UINT64_T, MPI_MAX, comm_.raw());
+    const auto max_sent = static_cast<uint64_t>(max_over_ranks(comm_.raw(), static_cast<int64_t>(trial.moved.bytes_sent)));
     if (reps > 0) {
       row.median = quantile(trial.times, 0.5);
       row.p25 = quantile(trial.times, 0.25);
@@ -492,8 +493,7 @@ std::string algo_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  if (!mpisgd::init_mpi(argc, argv, MPI_THREAD_FUNNELED)) return 1;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 

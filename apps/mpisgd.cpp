@@ -8,6 +8,7 @@
 
 #include "comm/job_error.h"
 #include "comm/log.h"
+#include "comm/thread_level.h"
 #include "data/convert_job.h"
 #include "model/predict_job.h"
 #include "sgd/train_job.h"
@@ -35,8 +36,8 @@ void add_logging(CLI::App* cmd, std::string& log_level) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  // OpenMP threads compute; only the main thread calls MPI.
+  if (!mpisgd::init_mpi(argc, argv, MPI_THREAD_FUNNELED)) return 1;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 

@@ -69,12 +69,15 @@ inline std::vector<std::pair<int, int>> canonical_sum_order(int parts) {
 // the largest divisor of `ranks` not above it (dsar_early.cpp).
 int early_dsar_group(int ranks, int requested);
 
-// Streams travel as raw bytes; MPI counts are int, so one stream is at most 2 GiB.
+// Streams travel as raw bytes; MPI counts are int, so one stream is at most 2 GiB. Called
+// by each algorithm's factory before it makes anything; std::invalid_argument is how a
+// factory reports a configuration that cannot work (the trainer makes it a start-up error).
 template <class V>
 void check_message_size(uint64_t dim, const char* algorithm) {
   if (Stream<V>::capacity_bytes(dim) > static_cast<uint64_t>(INT32_MAX)) {
-    throw std::length_error(std::string(algorithm) + ": a dense vector of " + std::to_string(dim) +
-                            " values exceeds one MPI message (2 GiB)");
+    throw std::invalid_argument(std::string(algorithm) + ": N = " + std::to_string(dim) +
+                                " features make a dense stream larger than one MPI message (2 GiB); "
+                                "use --strategy allreduce, or fewer features (--dim)");
   }
 }
 

@@ -106,7 +106,8 @@ DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed&
   return DenseSwitch{sparse > 0 ? std::min(1.0, dense / sparse) : DenseSwitch::kMeasuredDensity};
 }
 
-MachineSpeed measure_machine_speed(MPI_Comm comm) {
+MachineSpeed measure_machine_speed(const CountedComm& counted) {
+  const MPI_Comm comm = counted.raw();
   const AlphaBeta network = measure_alpha_beta(comm);
   const SummationSpeed local = measure_summation_speed();
   double speeds[2] = {local.merge_item_s, local.dense_element_s};
@@ -116,7 +117,7 @@ MachineSpeed measure_machine_speed(MPI_Comm comm) {
 
 CollectiveConfig tuned(CollectiveConfig config, CountedComm& comm, size_t value_bytes) {
   if (!config.tune_dense_switch) return config;
-  if (!config.measured) config.measured = measure_machine_speed(comm.raw());
+  if (!config.measured) config.measured = measure_machine_speed(comm);
   config.dense_switch = network_dense_switch(config.measured->network, config.measured->compute, value_bytes);
   config.tune_dense_switch = false;
   return config;

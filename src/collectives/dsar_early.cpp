@@ -64,7 +64,6 @@ class DsarEarly final : public SparseAllreduce<V> {
         group_(split_comm(comm.raw(), comm.rank() / layout_.g, comm.rank() % layout_.g)),
         cross_(split_comm(comm.raw(), comm.rank() % layout_.g, comm.rank() / layout_.g)),
         split_(group_, comm, dim, config.dense_switch), gather_(comm, layout_.slices()), result_(dim) {
-    check_message_size<V>(dim, "dsar-early");
     const int j = comm.rank() % layout_.g;
     for (int q = 0; q < layout_.q_count; ++q) {
       scatter_counts_.push_back(static_cast<int>(layout_.slice(q * layout_.g + j).length()));
@@ -118,6 +117,7 @@ double dsar_early_cost(const CostModel& m) {
 
 template <class V>
 std::unique_ptr<SparseAllreduce<V>> make_dsar_early(CountedComm& comm, uint32_t dim, const CollectiveConfig& c) {
+  check_message_size<V>(dim, "dsar-early");  // before any buffer is made
   return std::make_unique<DsarEarly<V>>(comm, dim, c);
 }
 template std::unique_ptr<SparseAllreduce<float>> make_dsar_early(CountedComm&, uint32_t, const CollectiveConfig&);

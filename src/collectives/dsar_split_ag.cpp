@@ -25,7 +25,6 @@ class DsarSplitAllgather final : public SparseAllreduce<V> {
   DsarSplitAllgather(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
       : comm_(comm), dim_(dim), split_(comm.raw(), comm, dim, config.dense_switch),
         gather_(comm, all_ranges(dim, comm.size())), result_(dim) {
-    check_message_size<V>(dim, "dsar-split-ag");
   }
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
@@ -52,6 +51,7 @@ double dsar_split_ag_cost(const CostModel& m) { return m.split(m.in().ranks) + m
 
 template <class V>
 std::unique_ptr<SparseAllreduce<V>> make_dsar_split_ag(CountedComm& comm, uint32_t dim, const CollectiveConfig& c) {
+  check_message_size<V>(dim, "dsar-split-ag");  // before any buffer is made
   return std::make_unique<DsarSplitAllgather<V>>(comm, dim, c);
 }
 template std::unique_ptr<SparseAllreduce<float>> make_dsar_split_ag(CountedComm&, uint32_t, const CollectiveConfig&);

@@ -31,8 +31,9 @@ struct MachineSpeed {
 };
 
 // Collective: measures both (a ping-pong and a summation timing, tens of milliseconds);
-// every rank gets the slowest rank's figures, so all decide alike.
-MachineSpeed measure_machine_speed(MPI_Comm comm);
+// every rank gets the slowest rank's figures, so all decide alike. The ping-pong talks on
+// the library's communicator and is not counted.
+MachineSpeed measure_machine_speed(const CountedComm& comm);
 
 struct CollectiveConfig {
   DenseSwitch dense_switch;

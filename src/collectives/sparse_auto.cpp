@@ -60,8 +60,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectives/collective_util.h"
 #include "collectives/cost_model.h"
 #include "collectives/sparse_allreduce.h"
+#include "comm/extrema.h"
 
 namespace mpisgd {
 namespace {
@@ -89,7 +91,7 @@ class SparseAuto final : public SparseAllreduce<V> {
  public:
   SparseAuto(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
       : comm_(comm), dim_(dim), config_(config),
-        speed_(config.measured ? *config.measured : measure_machine_speed(comm.raw())),
+        speed_(config.measured ? *config.measured : measure_machine_speed(comm)),
         time_ties_(config.tie_trials > 0 &&
                    speed_.network.beta * sizeof(V) <= kSlowLink * speed_.compute.dense_element_s) {
     for (const auto& info : sparse_allreduce_registry<V>()) {
@@ -106,15 +108,16 @@ class SparseAuto final : public SparseAllreduce<V> {
     CountedComm::Timed timed(comm_);
     const uint64_t local_k = input.is_dense() ? dim_ : input.count();
     if (calls_ == 0) {  // nothing from before
-      MPI_Allreduce(&local_k, &k_max_, 1, MPI_UINT64_T, MPI_MAX, comm_.raw());
+      k_max_ = max_over_ranks(comm_.raw(), static_cast<int64_t>(local_k));
       count_k_exchange();
     } else if (k_request_ != MPI_REQUEST_NULL) {
       MPI_Wait(&k_request_, MPI_STATUS_IGNORE);
     }
-    const uint64_t k = k_max_;
+    const auto k = static_cast<uint64_t>(k_max_);
     if (calls_++ % kRefreshK == 0) {
-      k_local_ = local_k;
-      MPI_Iallreduce(&k_local_, &k_max_, 1, MPI_UINT64_T, MPI_MAX, comm_.raw(), &k_request_);
+      k_local_ = static_cast<int64_t>(local_k);
+      // Signed, as in comm/extrema.h: some MPIs take MPI_MAX on unsigned types as signed.
+      MPI_Iallreduce(&k_local_, &k_max_, 1, MPI_INT64_T, MPI_MAX, comm_.raw(), &k_request_);
       count_k_exchange();
     }
 
@@ -285,7 +288,7 @@ class SparseAuto final : public SparseAllreduce<V> {
   // cores; input sizes drift slowly, so k is refreshed every kRefreshK calls.
   static constexpr uint64_t kRefreshK = 16;
   uint64_t calls_ = 0;
-  uint64_t k_local_ = 0, k_max_ = 0;  // the buffers of the allreduce in flight
+  int64_t k_local_ = 0, k_max_ = 0;  // the buffers of the allreduce in flight
   MPI_Request k_request_ = MPI_REQUEST_NULL;
 };
 
@@ -293,6 +296,7 @@ class SparseAuto final : public SparseAllreduce<V> {
 
 template <class V>
 std::unique_ptr<SparseAllreduce<V>> make_sparse_auto(CountedComm& comm, uint32_t dim, const CollectiveConfig& c) {
+  check_message_size<V>(dim, "auto");  // before any buffer is made
   return std::make_unique<SparseAuto<V>>(comm, dim, c);
 }
 template std::unique_ptr<SparseAllreduce<float>> make_sparse_auto(CountedComm&, uint32_t, const CollectiveConfig&);

@@ -20,7 +20,6 @@ class SsarRecDbl final : public SparseAllreduce<V> {
   SsarRecDbl(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
       : comm_(comm), whole_{0, dim}, sw_(config.dense_switch), fold_(comm.rank(), comm.size()), acc_(dim),
         in_(dim), scratch_(dim) {
-    check_message_size<V>(dim, "ssar-rec-dbl");
   }
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
@@ -64,6 +63,7 @@ double ssar_rec_dbl_cost(const CostModel& m) {
 
 template <class V>
 std::unique_ptr<SparseAllreduce<V>> make_ssar_rec_dbl(CountedComm& comm, uint32_t dim, const CollectiveConfig& c) {
+  check_message_size<V>(dim, "ssar-rec-dbl");  // before any buffer is made
   return std::make_unique<SsarRecDbl<V>>(comm, dim, c);
 }
 template std::unique_ptr<SparseAllreduce<float>> make_ssar_rec_dbl(CountedComm&, uint32_t, const CollectiveConfig&);

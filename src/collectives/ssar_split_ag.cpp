@@ -23,7 +23,6 @@ class SsarSplitAllgather final : public SparseAllreduce<V> {
   SsarSplitAllgather(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
       : comm_(comm), split_(comm.raw(), comm, dim, config.dense_switch), fold_(comm.rank(), comm.size()),
         acc_(dim), in_(dim), scratch_(dim) {
-    check_message_size<V>(dim, "ssar-split-ag");
   }
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
@@ -82,6 +81,7 @@ double ssar_split_ag_cost(const CostModel& m) {
 
 template <class V>
 std::unique_ptr<SparseAllreduce<V>> make_ssar_split_ag(CountedComm& comm, uint32_t dim, const CollectiveConfig& c) {
+  check_message_size<V>(dim, "ssar-split-ag");  // before any buffer is made
   return std::make_unique<SsarSplitAllgather<V>>(comm, dim, c);
 }
 template std::unique_ptr<SparseAllreduce<float>> make_ssar_split_ag(CountedComm&, uint32_t, const CollectiveConfig&);

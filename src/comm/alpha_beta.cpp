@@ -1,6 +1,7 @@
 #include "comm/alpha_beta.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>

@@ -4,10 +4,13 @@
 
 namespace mpisgd {
 
-CountedComm::CountedComm(MPI_Comm comm) : comm_(comm) {
+CountedComm::CountedComm(MPI_Comm comm) {
+  MPI_Comm_dup(comm, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }
+
+CountedComm::~CountedComm() { MPI_Comm_free(&comm_); }
 
 void CountedComm::allreduce_sum_bytes(void* data, size_t n, MPI_Datatype type, size_t elem_bytes) {
   if (size_ == 1 || n == 0) return;

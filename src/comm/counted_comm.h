@@ -29,9 +29,15 @@ template <> inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
 template <> inline MPI_Datatype mpi_type<uint32_t>() { return MPI_UINT32_T; }
 template <> inline MPI_Datatype mpi_type<uint64_t>() { return MPI_UINT64_T; }
 
+// Collective construction and destruction: the library talks on its own duplicate of
+// the caller's communicator (MPI_Comm_dup, as libraries do), so that its fixed tags can
+// never match an application's receives on `comm`, wildcard ones included, nor the reverse.
 class CountedComm {
  public:
   explicit CountedComm(MPI_Comm comm);
+  ~CountedComm();
+  CountedComm(const CountedComm&) = delete;
+  CountedComm& operator=(const CountedComm&) = delete;
 
   MPI_Comm raw() const { return comm_; }
   int rank() const { return rank_; }

@@ -3,29 +3,35 @@
 #include <limits>
 #include <vector>
 
+#include "comm/extrema.h"
+
 namespace mpisgd {
 
 void agree_on_error(MPI_Comm comm, const std::optional<LocalFailure>& local) {
-  int rank = 0;
+  int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   // MPI has no MINLOC pair type with a 64-bit key, so agree on the smallest order
-  // first, then on the lowest rank that holds it.
-  unsigned long long mine = local ? local->order : std::numeric_limits<unsigned long long>::max();
-  unsigned long long first = 0;
-  MPI_Allreduce(&mine, &first, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm);
-  int failed = local ? 1 : 0, any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
-  if (!any) return;
+  // first, then on the lowest rank that holds it. Orders are line numbers: they fit
+  // int64_t, and a rank without a failure offers the largest value.
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  const int64_t mine = local ? static_cast<int64_t>(local->order) : kNone;
+  const int64_t first = min_over_ranks(comm, mine);
+  if (!max_over_ranks(comm, local ? 1 : 0)) return;
 
-  int candidate = (local && local->order == first) ? rank : std::numeric_limits<int>::max();
-  int winner = 0;
-  MPI_Allreduce(&candidate, &winner, 1, MPI_INT, MPI_MIN, comm);
+  const int64_t winner = min_over_ranks(comm, local && mine == first ? rank : kNone);
+  // Every rank computed the same winner, so a bad one ends every rank alike instead of
+  // handing MPI_Bcast an invalid root.
+  if (winner < 0 || winner >= size)
+    throw JobFailed("the ranks could not agree on which failure to report (MPI reduction gave rank " +
+                    std::to_string(winner) + "): this is a bug");
+  const int root = static_cast<int>(winner);
 
-  int length = rank == winner ? static_cast<int>(local->message.size()) : 0;
-  MPI_Bcast(&length, 1, MPI_INT, winner, comm);
+  int length = rank == root ? static_cast<int>(local->message.size()) : 0;
+  MPI_Bcast(&length, 1, MPI_INT, root, comm);
   std::vector<char> text(static_cast<size_t>(length));
-  if (rank == winner) text.assign(local->message.begin(), local->message.end());
-  MPI_Bcast(text.data(), length, MPI_CHAR, winner, comm);
+  if (rank == root) text.assign(local->message.begin(), local->message.end());
+  MPI_Bcast(text.data(), length, MPI_CHAR, root, comm);
   throw JobFailed(std::string(text.begin(), text.end()));
 }
 

@@ -8,12 +8,16 @@
 namespace mpisgd {
 
 LoadedData load_dataset(const std::string& path, MPI_Comm comm, const LoadOptions& options) {
+  const std::string dim_flag = "--dim " + std::to_string(options.dim);
   if (!is_binary_cache(path, comm)) {
     TextReadOptions text{{options.zero_based, options.dim}, options.chunk_bytes};
-    auto [data, labels] = read_libsvm_text(path, comm, text);
-    return {std::move(data), std::move(labels)};
+    auto [data, labels, dim_line] = read_libsvm_text(path, comm, text);
+    const uint64_t index = uint64_t{data.dim} - (options.zero_based ? 1 : 0);
+    std::string origin = options.dim ? dim_flag : InputError(path, dim_line, "index " + std::to_string(index)).what();
+    return {std::move(data), std::move(labels), std::move(origin)};
   }
-  LoadedData loaded{read_binary_cache(path, comm), {}};
+  check_dim_flag(options.dim);
+  LoadedData loaded{read_binary_cache(path, comm), {}, options.dim ? dim_flag : path + " (its cache header)"};
   if (options.dim) {
     if (loaded.data.dim > options.dim)
       throw JobFailed(InputError(path, 0, "has " + std::to_string(loaded.data.dim) +

@@ -18,6 +18,7 @@ struct LoadOptions {
 struct LoadedData {
   Dataset data;
   std::vector<LabelSeen> first_labels;  // for agree_on_labels
+  std::string dim_origin;  // what set N, for messages: "f.svm:7: index 3000000000", "--dim 5"
 };
 
 // Collective: this rank's share of a LIBSVM text file or of a binary cache (told apart by

@@ -19,13 +19,15 @@ std::string mpi_error_string(int code) {
 MpiFile MpiFile::open(const std::string& path, MPI_Comm comm, int mode, const char* purpose) {
   MPI_File fh = MPI_FILE_NULL;
   int rc = MPI_File_open(comm, path.c_str(), mode, MPI_INFO_NULL, &fh);
+  // Where the open failed on some ranks only, the others hold a handle: owned from here,
+  // it is closed as agree_on_error's exception leaves.
+  MpiFile file(path, rc == MPI_SUCCESS ? fh : MPI_FILE_NULL, 0);
   std::optional<LocalFailure> failure;
   if (rc != MPI_SUCCESS)
     failure = LocalFailure{0, path + ": cannot open for " + purpose + " (" + mpi_error_string(rc) + ")"};
   agree_on_error(comm, failure);
-  MPI_Offset size = 0;
-  MPI_File_get_size(fh, &size);
-  return MpiFile(path, fh, size);
+  MPI_File_get_size(file.fh_, &file.size_);
+  return file;
 }
 
 MpiFile MpiFile::open_read(const std::string& path, MPI_Comm comm) {

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "comm/counted_comm.h"
+#include "comm/extrema.h"
 #include "comm/job_error.h"
 #include "data/mpi_file.h"
 
@@ -76,8 +78,16 @@ void parse_range(MpiFile& file, MPI_Offset start, MPI_Offset end, size_t chunk_b
 
 }  // namespace
 
+void check_dim_flag(uint64_t dim) {
+  constexpr uint64_t most = UINT32_MAX;
+  if (dim > most)
+    throw JobFailed("--dim " + std::to_string(dim) + " is too large: indices are 32-bit, so at most " +
+                    std::to_string(most) + " features");
+}
+
 TextReadResult read_libsvm_text(const std::string& path, MPI_Comm comm,
                                 const TextReadOptions& options) {
+  check_dim_flag(options.parse.dim_limit);
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -123,9 +133,13 @@ TextReadResult read_libsvm_text(const std::string& path, MPI_Comm comm,
   data.global_rows = total_rows;
   if (total_rows == 0) throw JobFailed(InputError(path, 0, "no rows").what());
 
-  uint32_t local_dim = data.nnz() ? parser.max_index() + 1 : 0, dim = 0;
-  MPI_Allreduce(&local_dim, &dim, 1, MPI_UINT32_T, MPI_MAX, comm);
-  data.dim = options.parse.dim_limit ? static_cast<uint32_t>(options.parse.dim_limit) : dim;
+  const int64_t local_dim = data.nnz() ? int64_t{parser.max_index()} + 1 : 0;
+  const int64_t dim = max_over_ranks(comm, local_dim);
+  data.dim = static_cast<uint32_t>(options.parse.dim_limit ? options.parse.dim_limit : dim);
+  const int64_t dim_line = min_over_ranks(
+      comm, local_dim == dim && dim > 0 ? static_cast<int64_t>(line_offset + parser.max_index_line())
+                                        : std::numeric_limits<int64_t>::max());
+  if (!options.parse.dim_limit && dim > 0) result.dim_line = static_cast<uint64_t>(dim_line);
   return result;
 }
 

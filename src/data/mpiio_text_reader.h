@@ -22,7 +22,14 @@ struct TextReadOptions {
 struct TextReadResult {
   Dataset data;
   std::vector<LabelSeen> first_labels;  // this rank's first distinct labels, global lines
+  // Where N comes from: the first line holding the largest index (0 when --dim set N),
+  // to name it when N is more than the memory holds.
+  uint64_t dim_line = 0;
 };
+
+// Throws JobFailed (on every rank alike, as flags are) when `--dim` cannot be a number of
+// features: indices are 32-bit, so at most 2^32 - 1.
+void check_dim_flag(uint64_t dim);
 
 // Throws JobFailed on every rank if any rank fails (naming file, line and cause).
 TextReadResult read_libsvm_text(const std::string& path, MPI_Comm comm,

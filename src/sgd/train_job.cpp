@@ -1,15 +1,18 @@
 #include "sgd/train_job.h"
 
+#include <bit>
 #include <cstdio>
 #include <optional>
 
 #include <spdlog/spdlog.h>
 
 #include "comm/core_sharing.h"
+#include "comm/extrema.h"
 #include "comm/job_error.h"
 #include "data/labels.h"
 #include "data/load_dataset.h"
 #include "model/model_file.h"
+#include "model/model_memory.h"
 #include "profile/profile_table.h"
 #include "profile/profile_writer.h"
 #include "sgd/evaluate.h"
@@ -43,6 +46,7 @@ void log_partition(const Dataset& d, const CountedComm& comm) {
   MPI_Reduce(mine, lo, 2, MPI_DOUBLE, MPI_MIN, 0, comm.raw());
   MPI_Reduce(mine, hi, 2, MPI_DOUBLE, MPI_MAX, 0, comm.raw());
   MPI_Reduce(mine, total, 2, MPI_DOUBLE, MPI_SUM, 0, comm.raw());
+  if (comm.rank() != 0) return;  // the reductions' results are defined on the root only
   spdlog::info("{}: {} rows, {} non-zeros, N = {} features; rows per rank min/mean/max {}/{:.0f}/{}", d.path,
                static_cast<uint64_t>(total[0]), static_cast<uint64_t>(total[1]), d.dim, lo[0], total[0] / comm.size(),
                hi[0]);
@@ -79,7 +83,9 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   log_partition(train.data, comm);
   if (test) log_partition(*test, comm);
 
-  Weights w(train.data.dim, c.l2, r.sgd.schedule == Schedule::adagrad, r.sgd.threads);
+  const bool adagrad = r.sgd.schedule == Schedule::adagrad;
+  check_model_memory(world, train.data.dim, adagrad, train.dim_origin);
+  Weights w(train.data.dim, c.l2, adagrad, r.sgd.threads);
   std::unique_ptr<Strategy> strategy;
   try {
     strategy = make_strategy(c.strategy, StrategyContext{comm, train.data.dim, c.collective});
@@ -106,10 +112,9 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   }
 
   // Every rank applied the same combined updates in the same order: the bits must agree.
-  unsigned long long h = w.hash(), lo = 0, hi = 0;
-  MPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, world);
-  MPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, world);
-  if (lo != hi) throw JobFailed("ranks hold different models after training (model hashes differ): this is a bug");
+  const uint64_t h = w.hash();
+  const auto bits = std::bit_cast<int64_t>(h);
+  if (min_over_ranks(world, bits) != max_over_ranks(world, bits)) throw JobFailed("ranks hold different models after training (model hashes differ): this is a bug");
   spdlog::info("model hash {:016x} identical on all {} ranks", h, comm.size());
 
   if (!c.save_model.empty())

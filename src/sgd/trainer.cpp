@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "comm/extrema.h"
 #include "profile/progress_line.h"
 #include "sgd/shuffle.h"
 
@@ -12,8 +13,8 @@ Trainer::Trainer(const Dataset& train, Loss loss, Weights& w, Strategy& strategy
                  const TrainOptions& o)
     : train_(train), loss_(loss), w_(w), strategy_(strategy), comm_(comm), options_(o), order_(train.rows()),
       gradient_(train, w.dim(), o.threads, o.batch) {
-  uint64_t local_steps = (train.rows() + o.batch - 1) / o.batch;
-  MPI_Allreduce(&local_steps, &steps_per_epoch_, 1, MPI_UINT64_T, MPI_MAX, comm.raw());
+  const auto local_steps = static_cast<int64_t>((train.rows() + o.batch - 1) / o.batch);
+  steps_per_epoch_ = static_cast<uint64_t>(max_over_ranks(comm.raw(), local_steps));
 }
 
 EpochRecord Trainer::run_epoch(int epoch) {

@@ -30,6 +30,10 @@ bad_case order "${rows}${rows}+1 5:1 5:1\n" "order.svm:9: indices not strictly a
 bad_case nan "${rows}+1 2:nan\n" "nan.svm:5: value 'nan' of index 2 is NaN, Inf or out of range"
 bad_case inf "${rows}${rows}+1 2:-inf\n" "inf.svm:9: value '-inf' of index 2 is NaN, Inf or out of range"
 bad_case dim "${rows}+1 9:1\n" "dim.svm:5: index 9 is above --dim 4" --dim 4
+bad_case wide_dim "${rows}" "--dim 4294967297 is too large: indices are 32-bit" --dim 4294967297
+# One stray index sizes the model: named with its line before anything that large is made
+# (3 ranks x 64 GiB is more than any CI machine has).
+bad_case stray_index "${rows}-1 4294967294:1\n" "stray_index.svm:5: index 4294967294 makes N = 4294967294 features: the model takes at least"
 bad_case empty "" "empty.svm: no rows"
 bad_case comments "# header only\n\n" "comments.svm: no rows"
 bad_case classes "${rows}${rows}2 1:1\n" "classes.svm:9: third distinct label 2"

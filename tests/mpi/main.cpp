@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "comm/thread_level.h"
 #include "mpi_test_util.h"
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  if (!mpisgd::init_mpi(argc, argv, MPI_THREAD_FUNNELED)) return 1;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 

@@ -169,7 +169,7 @@ bool equals(const Stream<V>& s, uint32_t n, const std::vector<V>& expect) {
 // by all ranks in the same test): auto would measure it again for every object, at a
 // fraction of a second per rank, seconds when 13 ranks share 2 cores.
 CollectiveConfig measured(CollectiveConfig config = {}) {
-  static const MachineSpeed speed = measure_machine_speed(MPI_COMM_WORLD);
+  static const MachineSpeed speed = measure_machine_speed(CountedComm(MPI_COMM_WORLD));
   config.measured = speed;
   return config;
 }

@@ -2,6 +2,7 @@
 // exactly the rows of a serial parse, in file order.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <random>
 
 #include "comm/job_error.h"
@@ -129,4 +130,21 @@ TEST_CASE("zero-based files", "[read]") {
   opt.parse.zero_based = true;
   auto got = read_libsvm_text(path, MPI_COMM_WORLD, opt);
   REQUIRE(got.data.dim == 4);
+}
+
+TEST_CASE("an index above 2^31 sets N on every rank", "[read]") {
+  // Reduced as unsigned 32-bit values, MPICH 4.0.2 took 3000000000 for negative and
+  // gave N = 3 at P = 2.
+  std::string path = write_file("wide.svm", "+1 1:1\n-1 2:1\n+1 3:1\n-1 3000000000:1\n");
+  REQUIRE(on_all_ranks(read_libsvm_text(path, MPI_COMM_WORLD, {}).data.dim == 3000000000u));
+}
+
+TEST_CASE("--dim beyond 32-bit indices is refused, not truncated", "[read][errors]") {
+  std::string path = write_file("dim_wide.svm", "+1 1:1\n-1 2:1\n");
+  TextReadOptions opt;
+  opt.parse.dim_limit = (uint64_t{1} << 32) + 1;
+  REQUIRE_THROWS_WITH(read_libsvm_text(path, MPI_COMM_WORLD, opt),
+                      "--dim 4294967297 is too large: indices are 32-bit, so at most 4294967295 features");
+  opt.parse.dim_limit = std::numeric_limits<uint32_t>::max();
+  REQUIRE(read_libsvm_text(path, MPI_COMM_WORLD, opt).data.dim == std::numeric_limits<uint32_t>::max());
 }

@@ -1,0 +1,35 @@
+#include "comm/thread_level.h"
+
+#include <cstdio>
+
+#include <mpi.h>
+
+namespace mpisgd {
+
+std::string thread_level_name(int level) {
+  if (level == MPI_THREAD_SINGLE) return "MPI_THREAD_SINGLE";
+  if (level == MPI_THREAD_FUNNELED) return "MPI_THREAD_FUNNELED";
+  if (level == MPI_THREAD_SERIALIZED) return "MPI_THREAD_SERIALIZED";
+  if (level == MPI_THREAD_MULTIPLE) return "MPI_THREAD_MULTIPLE";
+  return "thread level " + std::to_string(level);
+}
+
+std::optional<std::string> thread_level_shortfall(int required, int provided) {
+  if (provided >= required) return std::nullopt;
+  return "this MPI library grants " + thread_level_name(provided) + " where mpisgd needs " +
+         thread_level_name(required) + "; use an MPI built with thread support";
+}
+
+bool init_mpi(int& argc, char**& argv, int required) {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, required, &provided);
+  const auto shortfall = thread_level_shortfall(required, provided);
+  if (!shortfall) return true;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) std::fprintf(stderr, "mpisgd: %s\n", shortfall->c_str());
+  MPI_Finalize();
+  return false;
+}
+
+}  // namespace mpisgd

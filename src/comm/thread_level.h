@@ -1,0 +1,20 @@
+#pragma once
+// MPI_Init_thread may grant less than it was asked for (an MPI built without thread
+// support grants MPI_THREAD_SINGLE); a program that goes on regardless calls MPI from
+// threads MPI does not expect. These name the levels and say what is missing.
+#include <optional>
+#include <string>
+
+namespace mpisgd {
+
+// "MPI_THREAD_FUNNELED" and so on; the number for a level MPI does not define.
+std::string thread_level_name(int level);
+
+// The message to end the program with when `provided` is below `required`.
+std::optional<std::string> thread_level_shortfall(int required, int provided);
+
+// MPI_Init_thread asking for `required`. On a shortfall rank 0 prints it, every rank
+// finalizes and the call returns false: the program then exits non-zero.
+bool init_mpi(int& argc, char**& argv, int required);
+
+}  // namespace mpisgd
