@@ -1,16 +1,263 @@
 #include "model/model_file.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <limits>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "comm/job_error.h"
+#include "data/quote.h"
+#include "model/model_memory.h"
 
 namespace mpisgd {
 namespace {
+
+struct Solver {
+  std::string_view name;
+  LossKind loss;
+  bool classification;
+};
+
+// LIBLINEAR's solvers whose models keep one weight column: the two-class and regression ones.
+constexpr Solver kSolvers[] = {
+    {"L2R_LR", LossKind::logistic, true},          {"L2R_L2LOSS_SVC_DUAL", LossKind::hinge, true},
+    {"L2R_L2LOSS_SVC", LossKind::hinge, true},     {"L2R_L1LOSS_SVC_DUAL", LossKind::hinge, true},
+    {"L1R_L2LOSS_SVC", LossKind::hinge, true},     {"L1R_LR", LossKind::logistic, true},
+    {"L2R_LR_DUAL", LossKind::logistic, true},     {"L2R_L2LOSS_SVR", LossKind::squared, false},
+    {"L2R_L2LOSS_SVR_DUAL", LossKind::squared, false}, {"L2R_L1LOSS_SVR_DUAL", LossKind::squared, false},
+};
+
+// '\r' too: a model file that went through Windows still reads.
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+std::vector<std::string_view> fields_of(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t at = 0;
+  for (;;) {
+    while (at < line.size() && is_space(line[at])) ++at;
+    if (at == line.size()) return fields;
+    size_t end = at;
+    while (end < line.size() && !is_space(line[end])) ++end;
+    fields.push_back(line.substr(at, end - at));
+    at = end;
+  }
+}
+
+// A finite real that is the whole token. A leading '+' is allowed, as strtod and the LIBSVM
+// parser allow it; "nan", "inf", hex floats and trailing characters are not.
+enum class Real { ok, not_a_number, not_finite };
+template <class T>
+Real parse_real(std::string_view token, T& out) {
+  const char* b = token.data();
+  const char* e = b + token.size();
+  if (b != e && *b == '+' && ++b != e && *b == '-') return Real::not_a_number;
+  auto [p, ec] = std::from_chars(b, e, out);
+  if (ec == std::errc::result_out_of_range) return Real::not_finite;
+  if (ec != std::errc() || p != e) return Real::not_a_number;
+  return std::isfinite(out) ? Real::ok : Real::not_finite;
+}
+
+std::string bytes_text(uint64_t bytes) {
+  if (bytes >= (1ull << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1ull << 30));
+  if (bytes >= (1ull << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1ull << 20));
+  return fmt::format("{} bytes", bytes);
+}
+
+// The header's lines, each with the line it was found on (0: absent).
+struct Header {
+  const Solver* solver = nullptr;
+  std::vector<float> labels;
+  uint64_t nr_feature = 0;
+  double bias = -1;
+  uint64_t solver_line = 0, nr_class_line = 0, label_line = 0, nr_feature_line = 0, bias_line = 0, w_line = 0;
+};
+
+class ModelReader {
+ public:
+  ModelReader(const std::string& path, uint64_t memory_limit) : path_(path), memory_limit_(memory_limit) {}
+
+  LinearModel read() {
+    in_.open(path_, std::ios::binary);
+    if (!in_) throw InputError(path_, 0, "cannot open model file");
+    const Header h = header();
+    LinearModel m;
+    m.classification = h.solver->classification;
+    m.loss = h.solver->loss;
+    if (m.classification) m.labels = LabelMap{h.labels[0], h.labels[1]};
+    m.bias = h.bias;
+    weights(h, m.w);
+    return m;
+  }
+
+ private:
+  [[noreturn]] void fail(uint64_t line, const std::string& cause) const {
+    throw InputError(path_, line, cause);
+  }
+
+  bool next_line() {
+    if (!std::getline(in_, line_)) return false;
+    ++lineno_;
+    offset_ += line_.size() + (in_.eof() ? 0 : 1);
+    return true;
+  }
+
+  Header header() {
+    Header h;
+    while (next_line()) {
+      const auto fields = fields_of(line_);
+      if (fields.empty()) continue;
+      const std::string key(fields[0]);
+      const std::pair<const char*, uint64_t*> keys[] = {
+          {"solver_type", &h.solver_line}, {"nr_class", &h.nr_class_line}, {"label", &h.label_line},
+          {"nr_feature", &h.nr_feature_line}, {"bias", &h.bias_line}, {"w", &h.w_line}};
+      uint64_t* seen = nullptr;
+      for (auto [name, line] : keys)
+        if (key == name) seen = line;
+      if (!seen) fail(lineno_, "unknown header field " + quote_input(key));
+      if (*seen) fail(lineno_, key + " given twice (first on line " + std::to_string(*seen) + ")");
+      *seen = lineno_;
+      if (key == "w") {
+        if (fields.size() > 1) fail(lineno_, "the 'w' line has more than 'w': " + quote_input(line_));
+        check(h);
+        return h;
+      }
+      if (key == "label") {
+        for (size_t i = 1; i < fields.size(); ++i) {
+          float label = 0;
+          if (parse_real(fields[i], label) != Real::ok)
+            fail(lineno_, "label " + quote_input(fields[i]) + " is not a finite number");
+          h.labels.push_back(label);
+        }
+        continue;
+      }
+      if (fields.size() != 2)
+        fail(lineno_, key + " takes one value, found " + std::to_string(fields.size() - 1));
+      const std::string_view value = fields[1];
+      if (key == "solver_type") {
+        h.solver = solver(value);
+      } else if (key == "nr_class") {
+        uint64_t n = 0;
+        if (!parse_count(value, n)) fail(lineno_, "nr_class " + quote_input(value) + " is not a count");
+        if (n != 2)
+          fail(lineno_, "nr_class " + std::string(value) +
+                            ": only two-class models (and regression ones, nr_class 2) are supported");
+      } else if (key == "nr_feature") {
+        if (!parse_count(value, h.nr_feature))
+          fail(lineno_, "nr_feature " + quote_input(value) + " is not a count");
+        if (h.nr_feature > UINT32_MAX)
+          fail(lineno_, "nr_feature " + std::string(value) + " is above " + std::to_string(UINT32_MAX) +
+                            ", the most features 32-bit indices address");
+      } else if (parse_real(value, h.bias) != Real::ok) {
+        fail(lineno_, "bias " + quote_input(value) + " is not a finite number");
+      }
+    }
+    fail(lineno_, "no 'w' line: not a LIBLINEAR model file");
+  }
+
+  // Whether `value` is a whole unsigned decimal count (LIBLINEAR writes them with %d).
+  static bool parse_count(std::string_view value, uint64_t& out) {
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+    if (ec == std::errc::result_out_of_range) {
+      out = std::numeric_limits<uint64_t>::max();
+      return p == value.data() + value.size();
+    }
+    return ec == std::errc() && p == value.data() + value.size();
+  }
+
+  const Solver* solver(std::string_view name) const {
+    for (const Solver& s : kSolvers)
+      if (s.name == name) return &s;
+    if (name == "MCSVM_CS")
+      fail(lineno_, "solver_type MCSVM_CS keeps one weight column per class even for two classes: only "
+                    "single-column models (two-class or regression) are supported");
+    std::string known;
+    for (const Solver& s : kSolvers) known += (known.empty() ? "" : ", ") + std::string(s.name);
+    fail(lineno_, "unknown solver_type " + quote_input(name) + " (known: " + known + ")");
+  }
+
+  // What each line's value means depends on the others, which may come in any order.
+  void check(const Header& h) const {
+    std::string missing;
+    for (auto [line, key] : {std::pair{h.solver_line, "solver_type"}, {h.nr_class_line, "nr_class"},
+                             {h.nr_feature_line, "nr_feature"}, {h.bias_line, "bias"}})
+      if (!line) missing += (missing.empty() ? "" : ", ") + std::string(key);
+    if (!missing.empty()) fail(h.w_line, "the header before 'w' lacks " + missing);
+    const std::string solver = "solver_type " + std::string(h.solver->name);
+    if (h.solver->classification) {
+      if (!h.label_line) fail(h.w_line, "no 'label' line, which " + solver + " (a classifier) requires");
+      if (h.labels.size() != 2)
+        fail(h.label_line, "label lists " + std::to_string(h.labels.size()) +
+                               " classes: only two-class models (nr_class 2) are supported");
+      if (h.labels[0] == h.labels[1]) fail(h.label_line, "label lists the same class twice");
+    } else if (h.label_line) {
+      fail(h.label_line, "a 'label' line, but " + solver + " is a regression solver");
+    }
+  }
+
+  std::string count_text(uint64_t count, const Header& h) const {
+    return fmt::format("expected {} weights (nr_feature {}{})", count, h.nr_feature,
+                       h.bias >= 0 ? " and one for the bias" : "");
+  }
+
+  // The header's claim is checked against the file and the memory before anything is
+  // allocated. A weight line takes at least 2 bytes ("0\n", the last one's newline optional):
+  // a file too short for the count is only read through, to report what it does hold.
+  void weights(const Header& h, std::vector<double>& w) {
+    const uint64_t count = h.nr_feature + (h.bias >= 0 ? 1 : 0);
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(path_, ec);
+    const bool fits_file = ec || count == 0 || (size > offset_ && size - offset_ >= 2 * count - 1);
+    if (fits_file && count > memory_limit_ / sizeof(double))
+      fail(h.nr_feature_line,
+           fmt::format("nr_feature {}: the weights need {} of memory, more than the {} available",
+                       h.nr_feature, bytes_text(count * sizeof(double)), bytes_text(memory_limit_)));
+    if (fits_file) w.resize(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      if (!next_line()) fail(lineno_ + 1, count_text(count, h) + fmt::format(", found {}", i));
+      const double x = weight();
+      if (fits_file) w[i] = x;
+    }
+    uint64_t extra = 0, first_extra = 0;
+    while (next_line())
+      if (!fields_of(line_).empty() && !extra++) first_extra = lineno_;
+    if (extra) fail(first_extra, count_text(count, h) + fmt::format(", found {}", count + extra));
+  }
+
+  double weight() const {
+    const std::string_view line = line_;
+    size_t b = 0;
+    while (b < line.size() && is_space(line[b])) ++b;
+    size_t e = b;
+    while (e < line.size() && !is_space(line[e])) ++e;
+    if (b == e) fail(lineno_, "empty line where a weight belongs");
+    size_t rest = e;
+    while (rest < line.size() && is_space(line[rest])) ++rest;
+    if (rest != line.size())
+      fail(lineno_, "expected one weight, found " + std::to_string(fields_of(line).size()) + " values in " +
+                        quote_input(line) + ": models with one weight column per class are not supported");
+    const std::string_view token = line.substr(b, e - b);
+    double x = 0;
+    switch (parse_real(token, x)) {
+      case Real::ok: return x;
+      case Real::not_a_number: fail(lineno_, "weight " + quote_input(token) + " is not a number");
+      case Real::not_finite: fail(lineno_, "weight " + quote_input(token) + " is NaN, Inf or out of range");
+    }
+    return x;
+  }
+
+  const std::string& path_;
+  const uint64_t memory_limit_;
+  std::ifstream in_;
+  std::string line_;
+  uint64_t lineno_ = 0;
+  uint64_t offset_ = 0;  // bytes of the lines read so far
+};
 
 const char* solver_name(LossKind loss) {
   switch (loss) {
@@ -19,16 +266,6 @@ const char* solver_name(LossKind loss) {
     case LossKind::squared: return "L2R_L2LOSS_SVR";
   }
   return "?";
-}
-
-bool is_regression_solver(const std::string& s) {
-  return s == "L2R_L2LOSS_SVR" || s == "L2R_L2LOSS_SVR_DUAL" || s == "L2R_L1LOSS_SVR_DUAL";
-}
-
-LossKind loss_of_solver(const std::string& s) {
-  if (is_regression_solver(s)) return LossKind::squared;
-  if (s.find("_LR") != std::string::npos) return LossKind::logistic;
-  return LossKind::hinge;
 }
 
 }  // namespace
@@ -64,52 +301,13 @@ void save_model(const std::string& path, const LinearModel& m) {
   }
 }
 
+LinearModel load_model(const std::string& path, uint64_t memory_limit) {
+  return ModelReader(path, memory_limit).read();
+}
+
 LinearModel load_model(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "cannot open model file");
-  LinearModel m;
-  std::string line, key;
-  uint64_t lineno = 0;
-  int64_t features = -1;
-  bool have_solver = false;
-  while (std::getline(in, line)) {
-    ++lineno;
-    std::istringstream fields(line);
-    if (!(fields >> key)) continue;  // blank line
-    if (key == "w") break;
-    if (key == "solver_type") {
-      std::string solver;
-      fields >> solver;
-      m.classification = !is_regression_solver(solver);
-      m.loss = loss_of_solver(solver);
-      have_solver = true;
-    } else if (key == "nr_class") {
-      int n = 0;
-      if (!(fields >> n)) throw InputError(path, lineno, "nr_class is not a number");
-      if (n != 2 && m.classification) throw InputError(path, lineno, "nr_class " + std::to_string(n) + ": only two-class models are supported");
-    } else if (key == "label") {
-      if (!(fields >> m.labels.positive >> m.labels.negative)) throw InputError(path, lineno, "label needs two values");
-    } else if (key == "nr_feature") {
-      if (!(fields >> features) || features < 0) throw InputError(path, lineno, "nr_feature is not a count");
-    } else if (key == "bias") {
-      if (!(fields >> m.bias)) throw InputError(path, lineno, "bias is not a number");
-    } else if (key != "rho") {
-      throw InputError(path, lineno, "unknown header field '" + key + "'");
-    }
-  }
-  if (key != "w") throw InputError(path, lineno, "no 'w' line: not a LIBLINEAR model file");
-  if (!have_solver || features < 0) throw InputError(path, lineno, "header lacks solver_type or nr_feature");
-  size_t count = static_cast<size_t>(features) + (m.bias >= 0 ? 1 : 0);
-  m.w.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    ++lineno;
-    if (!std::getline(in, line)) throw InputError(path, lineno, "file ends after " + std::to_string(i) + " of " + std::to_string(count) + " weights");
-    const char* b = line.data();
-    while (*b == ' ') ++b;
-    auto [p, ec] = std::from_chars(b, line.data() + line.size(), m.w[i]);
-    if (ec != std::errc()) throw InputError(path, lineno, "weight '" + line + "' is not a number");
-  }
-  return m;
+  const uint64_t available = available_memory();
+  return load_model(path, available ? available : std::numeric_limits<uint64_t>::max());
 }
 
 }  // namespace mpisgd

@@ -4,8 +4,8 @@
 # `predict` reads the models we write and predicts exactly what `mpisgd predict` does.
 source "$(dirname "$0")/lib.bash"
 
-build/gen_data --kind url --rows 20000 --seed 3 --out "$tmp/train.svm" 2>/dev/null
-build/gen_data --kind url --rows 5000 --first-row 20000 --seed 3 --out "$tmp/test.svm" 2>/dev/null
+"$BUILD"/gen_data --kind url --rows 20000 --seed 3 --out "$tmp/train.svm" 2>/dev/null
+"$BUILD"/gen_data --kind url --rows 5000 --first-row 20000 --seed 3 --out "$tmp/test.svm" 2>/dev/null
 
 accuracy_of() { sed -n 's/^Accuracy = \([0-9.]*\)%.*/\1/p' "$1"; }
 
@@ -36,10 +36,14 @@ for m in ours svm; do
   pass
 done
 
-# And we read LIBLINEAR's model: same predictions as its own tool.
-"$RUN" -np 2 "$MPISGD" predict --model "$tmp/ll.model" --data "$tmp/test.svm" --out "$tmp/ll.ours.pred" >/dev/null 2>&1
-cmp -s "$tmp/ll.pred" "$tmp/ll.ours.pred" || fail "mpisgd predict disagrees with liblinear-predict on LIBLINEAR's model"
-pass
+# And we read LIBLINEAR's models, without and with a bias weight: same predictions as its own tool.
+liblinear-train -s 0 -B 1 -q "$tmp/train.svm" "$tmp/llb.model"
+liblinear-predict "$tmp/test.svm" "$tmp/llb.model" "$tmp/llb.pred" >/dev/null
+for m in ll llb; do
+  "$RUN" -np 2 "$MPISGD" predict --model "$tmp/$m.model" --data "$tmp/test.svm" --out "$tmp/$m.ours.pred" >/dev/null 2>&1
+  cmp -s "$tmp/$m.pred" "$tmp/$m.ours.pred" || fail "$m: mpisgd predict disagrees with liblinear-predict on LIBLINEAR's model"
+  pass
+done
 
 # Regression: LIBLINEAR reads our linreg model; its mean squared error matches our RMSE.
 awk '{ t = 0; for (i = 2; i <= NF; i++) { split($i, kv, ":"); t += (kv[1] % 7 - 3) * 0.1 * kv[2] }

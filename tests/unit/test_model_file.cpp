@@ -75,14 +75,17 @@ std::vector<double> awkward_weights() {
           std::ldexp(1.0, -60)};
 }
 
-// The InputError that loading `path` raises (the test fails if there is none).
-InputError load_error(const std::string& path) {
+// The InputError that loading `path` raises. Anything else fails the check but not the
+// test case, so that a loop over bad inputs reports each one.
+InputError load_error(const std::string& path, uint64_t memory_limit = std::numeric_limits<uint64_t>::max()) {
   try {
-    load_model(path);
+    load_model(path, memory_limit);
+    FAIL_CHECK("no InputError loading " << path);
   } catch (const InputError& e) {
     return e;
+  } catch (const std::exception& e) {
+    FAIL_CHECK("not an InputError loading " << path << ": " << e.what());
   }
-  FAIL("no InputError loading " << path);
   return InputError("", 0, "");
 }
 
@@ -265,7 +268,8 @@ TEST_CASE("model file: load errors name the file and the line", "[model_file]") 
     write_text(path, header + "0.5 \n-1 \n");
     InputError e = load_error(path);
     CHECK(e.line() == 9);
-    CHECK_THAT(e.what(), Catch::Contains(path + ":9:") && Catch::Contains("2 of 3"));
+    CHECK_THAT(e.what(), Catch::Contains(path + ":9:") && Catch::Contains("expected 3 weights") &&
+                             Catch::Contains("found 2"));
   }
   SECTION("non-numeric weight") {
     const std::string path = dir.file("nan_text.model");
@@ -319,4 +323,221 @@ TEST_CASE("model file: labels are written exactly", "[model_file]") {
   save_model(path, m);
   REQUIRE(read_lines(path)[2] == "label 1234567 0");
   REQUIRE(load_model(path).labels.positive == 1234567.0f);
+}
+
+TEST_CASE("model file: nr_feature is checked against the file and 32 bits before allocating", "[model_file]") {
+  TempDir dir;
+  const std::string path = dir.file("huge.model");
+  // Memory for one weight at most: what fails is the file, not an allocation.
+  auto with_nr_feature = [&](const std::string& n) {
+    write_text(path, "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature " + n + "\nbias -1\nw\n" +
+                         "0.5 \n-1 \n2 \n");
+    return load_error(path, sizeof(double));
+  };
+  // A file too short for its nr_feature is read through, to say what it holds.
+  for (const char* n : {"100000000", "4294967295"}) {
+    INFO("nr_feature " << n);
+    InputError e = with_nr_feature(n);
+    CHECK(e.line() == 10);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":10:") && Catch::Contains(std::string("nr_feature ") + n) &&
+                             Catch::Contains(std::string("expected ") + n + " weights") && Catch::Contains("found 3"));
+  }
+  // Above what 32-bit indices address.
+  for (const char* n : {"4294967296", "9223372036854775807", "99999999999999999999"}) {
+    INFO("nr_feature " << n);
+    InputError e = with_nr_feature(n);
+    CHECK(e.line() == 4);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":4:") && Catch::Contains(std::string("nr_feature ") + n) &&
+                             Catch::Contains("4294967295"));
+  }
+}
+
+TEST_CASE("model file: weights that do not fit the memory available are an error", "[model_file]") {
+  TempDir dir;
+  const std::string path = dir.file("big.model");
+  std::string text = "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1000\nbias 1\nw\n";
+  for (int i = 0; i < 1001; ++i) text += "0.25 \n";
+  write_text(path, text);
+  CHECK(load_model(path, 1001 * sizeof(double)).w.size() == 1001);
+  InputError e = load_error(path, 1000 * sizeof(double));
+  CHECK(e.line() == 4);
+  CHECK_THAT(e.what(), Catch::Contains(path + ":4:") && Catch::Contains("memory"));
+}
+
+TEST_CASE("model file: malformed weights are errors naming their line", "[model_file]") {
+  TempDir dir;
+  const std::string path = dir.file("weights.model");
+  const std::string header = "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias -1\nw\n";
+  for (const char* bad : {"nan", "-nan", "inf", "-inf", "infinity", "1e400", "0.5abc", "0x1p3", "1,5", "+-1",
+                          "- 1", "0.5 0.7", "0.5 0.7 ", "0.5 x", "#"}) {
+    INFO("weight '" << bad << "'");
+    write_text(path, header + "0.5 \n" + bad + " \n1 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 8);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":8:") && Catch::Contains(bad));
+  }
+  write_text(path, header + "0.5 0.7 \n-1 \n1 \n");
+  CHECK_THAT(load_error(path).what(), Catch::Contains("one weight"));
+}
+
+TEST_CASE("model file: weights in every form LIBLINEAR writes are read exactly", "[model_file]") {
+  TempDir dir;
+  const std::string path = dir.file("forms.model");
+  // %.17g with its trailing space, without it, without the last newline, CRLF, a '+'.
+  write_text(path, "solver_type L2R_LR\r\nnr_class 2\r\nlabel 1 -1\r\nnr_feature 5\r\nbias -1\r\nw\r\n"
+                   "0.61376787140168443 \r\n-1e-300\n\t2.5E+10\n+3 \n-0");
+  LinearModel m = load_model(path);
+  REQUIRE(m.w.size() == 5);
+  CHECK(m.w[0] == 0.61376787140168443);
+  CHECK(m.w[1] == -1e-300);
+  CHECK(m.w[2] == 2.5e10);
+  CHECK(m.w[3] == 3);
+  CHECK(std::signbit(m.w[4]));
+}
+
+TEST_CASE("model file: too few or too many weights say how many were expected and found", "[model_file]") {
+  TempDir dir;
+  const std::string path = dir.file("count.model");
+  const std::string header = "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 3\nbias 1\nw\n";
+  SECTION("too many") {
+    write_text(path, header + "1 \n2 \n3 \n4 \n5 \n6 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 11);
+    CHECK_THAT(e.what(), Catch::Contains("expected 4 weights") && Catch::Contains("found 6"));
+  }
+  SECTION("too few") {
+    write_text(path, header + "1 \n2 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 9);
+    CHECK_THAT(e.what(), Catch::Contains("expected 4 weights") && Catch::Contains("found 2"));
+  }
+  SECTION("blank lines after the last weight are not weights") {
+    write_text(path, header + "1 \n2 \n3 \n4 \n\n \n");
+    CHECK(load_model(path).w == std::vector<double>{1, 2, 3, 4});
+  }
+}
+
+TEST_CASE("model file: malformed header lines are errors naming their line", "[model_file]") {
+  TempDir dir;
+  const std::string path = dir.file("header.model");
+  struct Case {
+    std::string text;
+    uint64_t line;
+    std::vector<std::string> says;
+  };
+  const std::string tail = "bias -1\nw\n1 \n";
+  const std::vector<Case> cases = {
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1.5\n" + tail, 4, {"nr_feature", "1.5"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature -1\n" + tail, 4, {"nr_feature", "-1"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1 2\n" + tail, 4, {"nr_feature"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature\n" + tail, 4, {"nr_feature"}},
+      {"solver_type L2R_LR\nnr_class 2.0\nlabel 1 -1\nnr_feature 1\n" + tail, 2, {"nr_class", "2.0"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 x\nnr_feature 1\n" + tail, 3, {"label", "'x'"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1\nnr_feature 1\n" + tail, 3, {"label"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 1\nnr_feature 1\n" + tail, 3, {"label"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 nan\nnr_feature 1\n" + tail, 3, {"label", "nan"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias x\nw\n1 \n", 5, {"bias", "'x'"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias inf\nw\n1 \n", 5, {"bias", "inf"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1\nnr_feature 1\n" + tail, 5,
+       {"nr_feature", "line 4"}},
+      {"solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw 1\n1 \n", 6, {"'w'"}},
+      {"solver_type L2R_LR extra\nnr_class 2\nlabel 1 -1\nnr_feature 1\n" + tail, 1, {"solver_type"}},
+      {"solver_type\nnr_class 2\nlabel 1 -1\nnr_feature 1\n" + tail, 1, {"solver_type"}},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    write_text(path, c.text);
+    InputError e = load_error(path);
+    CHECK(e.line() == c.line);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":" + std::to_string(c.line) + ":"));
+    for (const auto& s : c.says) CHECK_THAT(e.what(), Catch::Contains(s));
+  }
+}
+
+TEST_CASE("model file: the solver must be named and known", "[model_file]") {
+  TempDir dir;
+  const std::string path = dir.file("solver.model");
+  const std::string rest = "nr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n1 \n";
+  SECTION("missing") {
+    write_text(path, rest);
+    InputError e = load_error(path);
+    CHECK(e.line() == 5);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":5:") && Catch::Contains("solver_type"));
+  }
+  SECTION("unknown: the error lists the known ones") {
+    write_text(path, "solver_type L2R_FOO\n" + rest);
+    InputError e = load_error(path);
+    CHECK(e.line() == 1);
+    CHECK_THAT(e.what(), Catch::Contains("L2R_FOO") && Catch::Contains("L2R_LR,") &&
+                             Catch::Contains("L2R_L1LOSS_SVC_DUAL") && Catch::Contains("L2R_L2LOSS_SVR"));
+  }
+  SECTION("Crammer-Singer keeps one weight column per class, even for two") {
+    write_text(path, "solver_type MCSVM_CS\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n0.5 -0.5 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 1);
+    CHECK_THAT(e.what(), Catch::Contains("MCSVM_CS"));
+  }
+  SECTION("every LIBLINEAR solver for two classes or regression") {
+    struct Known {
+      const char* name;
+      LossKind loss;
+      bool classification;
+    };
+    const Known known[] = {
+        {"L2R_LR", LossKind::logistic, true},          {"L2R_L2LOSS_SVC_DUAL", LossKind::hinge, true},
+        {"L2R_L2LOSS_SVC", LossKind::hinge, true},     {"L2R_L1LOSS_SVC_DUAL", LossKind::hinge, true},
+        {"L1R_L2LOSS_SVC", LossKind::hinge, true},     {"L1R_LR", LossKind::logistic, true},
+        {"L2R_LR_DUAL", LossKind::logistic, true},     {"L2R_L2LOSS_SVR", LossKind::squared, false},
+        {"L2R_L2LOSS_SVR_DUAL", LossKind::squared, false}, {"L2R_L1LOSS_SVR_DUAL", LossKind::squared, false}};
+    for (const Known& k : known) {
+      INFO(k.name);
+      write_text(path, std::string("solver_type ") + k.name + "\nnr_class 2\n" +
+                           (k.classification ? "label 1 -1\n" : "") +
+                           "nr_feature 1\nbias -1\nw\n1 \n");
+      LinearModel m = load_model(path);
+      CHECK(m.loss == k.loss);
+      CHECK(m.classification == k.classification);
+    }
+  }
+}
+
+TEST_CASE("model file: required header lines", "[model_file]") {
+  TempDir dir;
+  const std::string path = dir.file("required.model");
+  SECTION("classification without a label line") {
+    write_text(path, "solver_type L2R_LR\nnr_class 2\nnr_feature 1\nbias -1\nw\n1 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 5);
+    CHECK_THAT(e.what(), Catch::Contains("label") && Catch::Contains("L2R_LR"));
+  }
+  SECTION("regression with a label line") {
+    write_text(path, "solver_type L2R_L2LOSS_SVR\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n1 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 3);
+    CHECK_THAT(e.what(), Catch::Contains("label") && Catch::Contains("L2R_L2LOSS_SVR"));
+  }
+  SECTION("no bias line") {
+    write_text(path, "solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1\nw\n1 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 5);
+    CHECK_THAT(e.what(), Catch::Contains("bias"));
+  }
+  SECTION("no nr_class line") {
+    write_text(path, "solver_type L2R_LR\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n1 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 5);
+    CHECK_THAT(e.what(), Catch::Contains("nr_class"));
+  }
+  SECTION("a multi-class model names nr_class, wherever its label line is") {
+    write_text(path, "solver_type L2R_LR\nlabel 2 3 1\nnr_class 3\nnr_feature 1\nbias -1\nw\n1 2 3 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 3);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":3:") && Catch::Contains("nr_class 3"));
+  }
+  SECTION("LIBLINEAR lists the labels in the order it met them: the first is the positive class") {
+    write_text(path, "solver_type L2R_LR\nnr_class 2\nlabel -1 1\nnr_feature 1\nbias -1\nw\n2 \n");
+    LinearModel m = load_model(path);
+    CHECK(m.labels.positive == -1);
+    CHECK(m.labels.negative == 1);
+  }
 }
