@@ -1,9 +1,23 @@
 # mpisgd build. `make` builds, `make test` runs every test, `make demo` trains on a small
 # generated set, `make bench` runs the benchmarks. Each first installs what is missing.
-# Options: SANITIZE=1 (address+undefined), DEBUG=1 (-O0), GPU=1 (CUDA path, later issue).
+# Options: SANITIZE=1 (address+undefined), DEBUG=1 (-O0), GPU=1 (CUDA path, later issue),
+# MPI=mpich (Debian's MPICH instead of the default Open MPI, built into build-mpich;
+# `make test MPI=mpich` runs the suite under it).
 
+MPI       ?= openmpi
+ifeq ($(MPI),mpich)
+CXX       := mpicxx.mpich
+MPIRUN    := mpirun.mpich
+DEPS_FLAGS := --mpich
+else ifeq ($(MPI),openmpi)
 CXX       := mpicxx
-BUILD     := build
+MPIRUN    := mpirun
+else
+$(error MPI=$(MPI): use MPI=openmpi (the default) or MPI=mpich)
+endif
+# Each MPI and sanitizer build has a folder of its own, so none mixes objects of another.
+BUILD     ?= build$(if $(filter mpich,$(MPI)),-mpich)$(if $(SANITIZE),-san)
+export MPIRUN BUILD
 NPROC     := $(shell nproc 2>/dev/null || echo 2)
 MAKEFLAGS += -j$(NPROC) --no-print-directory
 
@@ -34,7 +48,7 @@ TESTS     := $(BUILD)/unit_tests $(BUILD)/mpi_tests
 all: $(APPS)
 
 deps:
-	@scripts/install_deps.sh
+	@scripts/install_deps.sh $(DEPS_FLAGS)
 
 $(BUILD)/obj/%.o: %.cpp | deps
 	@mkdir -p $(dir $@)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package mpisgd needs, and nothing when they are all there,
 # so `make` can call it on every run. `--bench` adds what the benchmarks compare against
-# and iproute2 for scripts/slow_network.sh.
+# and iproute2 for scripts/slow_network.sh; `--mpich` adds Debian's MPICH (`make MPI=mpich`).
 set -euo pipefail
 
 packages=(
@@ -11,9 +11,13 @@ packages=(
   liblinear-tools
   python3 python3-numpy python3-matplotlib
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-sklearn time iproute2)
-fi
+for option in "$@"; do
+  case $option in
+    --bench) packages+=(python3-sklearn time iproute2) ;;
+    --mpich) packages+=(mpich libmpich-dev) ;;
+    *) echo "install_deps: unknown option $option (known: --bench, --mpich)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -6,12 +6,18 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-MPI_RANKS=${MPI_RANKS:-"1 2 3 4 5"}
+BUILD=${BUILD:-build}  # the build to test: build-mpich, build-san, ... (see the Makefile)
+MPI_RANKS=${MPI_RANKS-"1 2 3 4 5"}
 # The collectives' own tests also run at these rank counts, so that every collective is
 # covered at P = 1..9 and 13 (folds of 1..5 extra ranks, a prime, group sizes that do
 # and do not divide P).
-COLLECTIVE_RANKS=${COLLECTIVE_RANKS:-"6 7 8 9 13"}
+COLLECTIVE_RANKS=${COLLECTIVE_RANKS-"6 7 8 9 13"}
+E2E=${E2E-tests/e2e/*.sh}  # the end-to-end scripts to run; empty for none
 TIMEOUT=${TEST_TIMEOUT:-600}
+# Under SANITIZE=1 builds: LeakSanitizer reports only our leaks, not the MPI library's own
+# allocations (tests/lsan.supp), and UBSan findings fail the run. Ignored by other builds.
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 passed=0
@@ -31,18 +37,19 @@ run() {
   fi
 }
 
+echo "== $BUILD under ${MPIRUN:-mpirun}: $("${MPIRUN:-mpirun}" --version 2>&1 | grep -m1 -oE 'Open MPI [0-9.]+|Version: +[0-9.]+' | sed -E 's/^Version: +/Hydra (MPICH) /')"
 echo "== unit tests"
-run "unit" build/unit_tests
+run "unit" "$BUILD"/unit_tests
 echo "== MPI tests (ranks: $MPI_RANKS)"
 for np in $MPI_RANKS; do
-  run "mpi -np $np" scripts/mpirun_local.sh -np "$np" build/mpi_tests
+  run "mpi -np $np" scripts/mpirun_local.sh -np "$np" "$BUILD"/mpi_tests
 done
 echo "== MPI collectives tests (ranks: $COLLECTIVE_RANKS)"
 for np in $COLLECTIVE_RANKS; do
-  run "mpi collectives -np $np" scripts/mpirun_local.sh -np "$np" build/mpi_tests "[collectives]"
+  run "mpi collectives -np $np" scripts/mpirun_local.sh -np "$np" "$BUILD"/mpi_tests "[collectives]"
 done
 echo "== end-to-end"
-for t in tests/e2e/*.sh; do
+for t in $E2E; do
   [[ -e "$t" ]] || continue
   run "e2e $(basename "$t" .sh)" bash "$t"
 done

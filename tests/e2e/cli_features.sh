@@ -4,8 +4,8 @@
 # threads that share a core.
 source "$(dirname "$0")/lib.bash"
 
-build/gen_data --kind url --rows 3000 --features 5000 --nnz 30 --seed 2 --out "$tmp/train.svm" 2>/dev/null
-build/gen_data --kind url --rows 700 --features 5000 --nnz 30 --first-row 3000 --seed 2 --out "$tmp/test.svm" 2>/dev/null
+"$BUILD"/gen_data --kind url --rows 3000 --features 5000 --nnz 30 --seed 2 --out "$tmp/train.svm" 2>/dev/null
+"$BUILD"/gen_data --kind url --rows 700 --features 5000 --nnz 30 --first-row 3000 --seed 2 --out "$tmp/test.svm" 2>/dev/null
 
 for sub in train predict convert; do
   "$MPISGD" "$sub" --help >"$tmp/help.out"
@@ -60,6 +60,14 @@ pass
 "$RUN" -np 4 "$MPISGD" predict --model "$tmp/a.model" --data "$tmp/test.svm" --out "$tmp/p4.txt" >/dev/null 2>&1
 [[ $(wc -l <"$tmp/p1.txt") -eq 700 ]] || fail "expected 700 predictions"
 cmp -s "$tmp/p1.txt" "$tmp/p4.txt" || fail "predictions depend on the number of ranks"
+pass
+
+# The partition line is reduced to rank 0 and logged there only: once per file, even
+# where --log-level debug lets every rank log.
+"$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" --test "$tmp/test.svm" --epochs 1 --log-level debug \
+  --no-progress >"$tmp/debug.out" 2>&1 || { cat "$tmp/debug.out"; fail "training at --log-level debug"; }
+[[ $(grep -c "rows per rank" "$tmp/debug.out") -eq 2 ]] || { grep "rows per rank" "$tmp/debug.out"; fail "partition lines: expected one per file"; }
+expect_contains "$tmp/debug.out" "train.svm: 3000 rows" "partition line of the training file"
 pass
 
 # --threads beyond the CPUs a rank may run on (mpirun's default binding at P <= 2) is

@@ -2,7 +2,8 @@
 # what was expected and what came instead.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-MPISGD=build/mpisgd
+BUILD=${BUILD:-build}  # make test MPI=mpich runs these on build-mpich
+MPISGD=$BUILD/mpisgd
 RUN=scripts/mpirun_local.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
