@@ -79,6 +79,15 @@ inline void remove_scratch_dir() {
   if (world_rank() == 0 && !scratch_dir_name().empty()) std::filesystem::remove_all(scratch_dir_name());
 }
 
+// LIBSVM text of `rows` rows: row r has label +-1, feature 1 + r % 5 with value r and
+// feature 9 with 0.5.
+inline std::string rows_text(int rows) {
+  std::string text;
+  for (int r = 0; r < rows; ++r)
+    text += (r % 2 ? "+1 " : "-1 ") + std::to_string(1 + r % 5) + ":" + std::to_string(r) + " 9:0.5\n";
+  return text;
+}
+
 // Rank 0 writes `text` to a file in the scratch directory; every rank gets the path.
 inline std::string write_file(const std::string& name, const std::string& text) {
   std::string path = scratch_dir() + "/" + name;

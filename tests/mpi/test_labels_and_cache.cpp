@@ -15,13 +15,6 @@ using namespace mpisgd::test;
 
 namespace {
 
-std::string rows_text(int rows) {
-  std::string text;
-  for (int r = 0; r < rows; ++r)
-    text += (r % 2 ? "+1 " : "-1 ") + std::to_string(1 + r % 5) + ":" + std::to_string(r) + " 9:0.5\n";
-  return text;
-}
-
 LabelMap labels_of(const std::string& path) {
   auto got = read_libsvm_text(path, MPI_COMM_WORLD, {});
   return agree_on_labels(path, got.first_labels, MPI_COMM_WORLD);
@@ -148,17 +141,16 @@ TEST_CASE("binary cache: damage is detected on every rank", "[cache][errors]") {
 
   write_binary_cache(parsed.data, bin, MPI_COMM_WORLD);
   auto size = static_cast<long>(std::filesystem::file_size(bin));
-  damage(bin, size - 2, "\x7f");  // inside the last value
+  damage(bin, size - 6, "\x7f");  // inside the last value, before the 4-byte table of block checksums
   for (CacheRead how : {CacheRead::map_or_read, CacheRead::read})
     REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD, how), Catch::Contains("checksum mismatch"));
 
   write_binary_cache(parsed.data, bin, MPI_COMM_WORLD);
   if (world_rank() == 0) std::filesystem::resize_file(bin, static_cast<uintmax_t>(size - 4));
   MPI_Barrier(MPI_COMM_WORLD);
-  REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD), Catch::Contains("truncated or damaged"));
+  REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD), Catch::Contains("(truncated?)"));
 
   write_binary_cache(parsed.data, bin, MPI_COMM_WORLD);
-  const uint32_t other_version = kCacheVersion + 1;  // the header hash no longer matches
-  damage(bin, 8, std::string(reinterpret_cast<const char*>(&other_version), 4));
-  REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD), Catch::Contains("damaged cache header"));
+  damage(bin, offsetof(CacheHeader, dim), "\x7f");
+  REQUIRE_THROWS_WITH(read_binary_cache(bin, MPI_COMM_WORLD), Catch::Contains("header checksum mismatch"));
 }
