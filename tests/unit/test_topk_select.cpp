@@ -1,0 +1,258 @@
+// Top-k selection (issue 16): exact keeps the k largest magnitudes (checked against a full
+// sort), the threshold methods keep a count within their band of k on every call and always
+// a "top set" (nothing left out is larger than anything kept), approx keeps k in expectation,
+// and the random methods repeat themselves for a seed. Gradients are drawn normal and
+// heavy-tailed (Cauchy), with signs, and with ties.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sparse/topk_select.h"
+
+using namespace mpisgd;
+
+namespace {
+
+std::vector<float> normal_values(std::mt19937& rng, size_t n, float sigma = 1) {
+  std::normal_distribution<float> d(0, sigma);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<float> cauchy_values(std::mt19937& rng, size_t n) {
+  std::cauchy_distribution<float> d(0, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Small integers in [-4, 4] without 0: every magnitude tied with many others.
+std::vector<float> tied_values(std::mt19937& rng, size_t n) {
+  std::uniform_int_distribution<int> d(1, 4);
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>((rng() % 2 ? 1 : -1) * d(rng));
+  return v;
+}
+
+std::vector<uint32_t> select(TopkSelector& s, const std::vector<float>& values, size_t k) {
+  std::vector<uint32_t> kept{7, 7, 7};  // stale contents must be replaced
+  s.select(values, k, kept);
+  return kept;
+}
+
+// Ascending, in range, and no value left out is larger in magnitude than one kept.
+void check_top_set(const std::vector<float>& values, const std::vector<uint32_t>& kept) {
+  REQUIRE(std::is_sorted(kept.begin(), kept.end()));
+  REQUIRE(std::adjacent_find(kept.begin(), kept.end()) == kept.end());
+  std::vector<bool> in(values.size());
+  for (uint32_t p : kept) {
+    REQUIRE(p < values.size());
+    in[p] = true;
+  }
+  float min_kept = INFINITY, max_left = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (in[i])
+      min_kept = std::min(min_kept, std::fabs(values[i]));
+    else
+      max_left = std::max(max_left, std::fabs(values[i]));
+  }
+  REQUIRE(max_left <= min_kept);
+}
+
+size_t ceil_frac(size_t k, size_t num, size_t den) { return (k * num + den - 1) / den; }
+
+}  // namespace
+
+TEST_CASE("make_topk_selector knows the five methods and names them when asked for another", "[topk]") {
+  REQUIRE(topk_selector_names().size() == 5);
+  for (auto name : topk_selector_names()) REQUIRE(make_topk_selector(name) != nullptr);
+  try {
+    make_topk_selector("topk");
+    FAIL("no exception");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    REQUIRE(what.find("'topk'") != std::string::npos);
+    for (auto name : topk_selector_names()) REQUIRE(what.find(name) != std::string::npos);
+  }
+  REQUIRE_THROWS_AS(make_topk_selector("threshold-reuse", {.reuse_period = 0}), std::invalid_argument);
+}
+
+TEST_CASE("exact keeps the k largest magnitudes, the lowest positions among ties", "[topk]") {
+  std::mt19937 rng(11);
+  auto selector = make_topk_selector("exact");
+  for (int kind = 0; kind < 3; ++kind) {
+    for (size_t n : {1, 2, 17, 1000, 20000}) {
+      const auto values = kind == 0 ? normal_values(rng, n) : kind == 1 ? cauchy_values(rng, n) : tied_values(rng, n);
+      std::vector<float> sorted(values.size());
+      std::transform(values.begin(), values.end(), sorted.begin(), [](float x) { return std::fabs(x); });
+      std::sort(sorted.begin(), sorted.end(), std::greater<>());
+      for (size_t k : {size_t{1}, n / 100, n / 10, n / 2, n - 1}) {
+        if (k == 0 || k >= n) continue;
+        CAPTURE(kind, n, k);
+        const auto kept = select(*selector, values, k);
+        REQUIRE(kept.size() == k);
+        check_top_set(values, kept);
+        std::vector<float> got;
+        for (uint32_t p : kept) got.push_back(std::fabs(values[p]));
+        std::sort(got.begin(), got.end(), std::greater<>());
+        REQUIRE(got == std::vector<float>(sorted.begin(), sorted.begin() + static_cast<ptrdiff_t>(k)));
+        // Of the values tied with the k-th, the first ones by position.
+        const float kth = sorted[k - 1];
+        size_t last_tie_kept = 0, first_tie_left = values.size();
+        for (uint32_t p : kept)
+          if (std::fabs(values[p]) == kth) last_tie_kept = p;
+        for (size_t i = values.size(); i-- > 0;)
+          if (std::fabs(values[i]) == kth && !std::binary_search(kept.begin(), kept.end(), i)) first_tie_left = i;
+        REQUIRE(last_tie_kept < first_tie_left);
+      }
+    }
+  }
+}
+
+TEST_CASE("every method keeps nothing for k = 0, everything for k >= n, and handles n = 0", "[topk]") {
+  std::mt19937 rng(5);
+  const auto values = normal_values(rng, 50);
+  std::vector<uint32_t> all(values.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  for (auto name : topk_selector_names()) {
+    CAPTURE(name);
+    auto s = make_topk_selector(name, {.reuse_period = 4, .seed = 1});
+    REQUIRE(select(*s, {}, 0).empty());
+    REQUIRE(select(*s, {}, 3).empty());
+    REQUIRE(select(*s, values, 0).empty());
+    REQUIRE(select(*s, values, values.size()) == all);
+    REQUIRE(select(*s, values, values.size() + 10) == all);
+    REQUIRE(select(*s, {2.5f}, 1) == std::vector<uint32_t>{0});
+  }
+}
+
+TEST_CASE("threshold methods give a count in their band even when all values are equal", "[topk]") {
+  for (float x : {0.0f, -0.75f, 3.0f}) {
+    const std::vector<float> values(400, x);
+    for (auto name : {"exact", "threshold-reuse", "gaussian", "sampled"}) {
+      CAPTURE(x, name);
+      auto s = make_topk_selector(name, {.reuse_period = 3});
+      for (int call = 0; call < 5; ++call) {
+        const auto kept = select(*s, values, 40);
+        REQUIRE(kept.size() >= ceil_frac(40, 2, 3));
+        REQUIRE(kept.size() <= 40 * 5 / 4);
+        check_top_set(values, kept);
+      }
+    }
+  }
+}
+
+TEST_CASE("gaussian and sampled keep between 3k/4 and 5k/4 on every draw", "[topk]") {
+  std::mt19937 rng(23);
+  for (auto name : {"gaussian", "sampled"}) {
+    auto s = make_topk_selector(name, {.seed = 3});
+    for (int draw = 0; draw < 200; ++draw) {
+      const size_t n = 5000 + static_cast<size_t>(draw) * 37;
+      const size_t k = draw % 3 == 0 ? 10 : draw % 3 == 1 ? n / 100 : n / 5;
+      const auto values = draw % 2 ? cauchy_values(rng, n) : normal_values(rng, n, 1e-3f);
+      CAPTURE(name, draw, n, k);
+      const auto kept = select(*s, values, k);
+      REQUIRE(kept.size() >= ceil_frac(k, 3, 4));
+      REQUIRE(kept.size() <= k * 5 / 4);
+      check_top_set(values, kept);
+    }
+  }
+}
+
+TEST_CASE("threshold-reuse stays within [2k/3, 5k/4] while the distribution drifts", "[topk]") {
+  std::mt19937 rng(29);
+  const size_t n = 8000, k = 80;
+  auto s = make_topk_selector("threshold-reuse", {.reuse_period = 32});
+  size_t reused_off_k = 0;
+  for (int step = 0; step < 200; ++step) {
+    // The scale shrinks 3% a step, as gradients do when training converges; halfway the
+    // tails turn heavy, then the scale jumps up tenfold.
+    auto values = step < 100 ? normal_values(rng, n) : cauchy_values(rng, n);
+    const float scale = std::exp(-0.03f * static_cast<float>(step)) * (step >= 150 ? 10.0f : 1.0f);
+    for (float& x : values) x *= scale;
+    CAPTURE(step);
+    const auto kept = select(*s, values, k);
+    REQUIRE(kept.size() >= ceil_frac(k, 2, 3));
+    REQUIRE(kept.size() <= k * 5 / 4);
+    check_top_set(values, kept);
+    if (step % 32 == 0) REQUIRE(kept.size() == k);  // the exact threshold's step
+    reused_off_k += kept.size() != k;
+  }
+  REQUIRE(reused_off_k > 0);  // the threshold was reused, not recomputed every step
+}
+
+TEST_CASE("threshold-reuse with period 1 is exact on every call", "[topk]") {
+  std::mt19937 rng(31);
+  auto reuse = make_topk_selector("threshold-reuse", {.reuse_period = 1});
+  auto exact = make_topk_selector("exact");
+  for (int step = 0; step < 20; ++step) {
+    const auto values = step % 2 ? tied_values(rng, 3000) : cauchy_values(rng, 3000);
+    REQUIRE(select(*reuse, values, 100) == select(*exact, values, 100));
+  }
+}
+
+TEST_CASE("approx keeps k in expectation and always keeps a dominant value", "[topk]") {
+  std::mt19937 rng(37);
+  auto s = make_topk_selector("approx", {.seed = 9});
+  for (int kind = 0; kind < 2; ++kind) {
+    for (size_t k : {50, 500}) {
+      const size_t n = 10000;
+      double total = 0;
+      for (int draw = 0; draw < 200; ++draw) {
+        const auto values = kind == 0 ? normal_values(rng, n) : cauchy_values(rng, n);
+        const auto kept = select(*s, values, k);
+        REQUIRE(std::is_sorted(kept.begin(), kept.end()));
+        total += static_cast<double>(kept.size());
+      }
+      CAPTURE(kind, k);
+      // The count's standard deviation is at most sqrt(k), so the mean of 200 draws is within
+      // 3% of k by more than 4 standard deviations.
+      REQUIRE(std::fabs(total / 200 - static_cast<double>(k)) <= 0.03 * static_cast<double>(k));
+    }
+  }
+  // ||v||_inf > ||v||_1 / k: the largest value gets p = 1.
+  std::vector<float> values(1000, 0.01f);
+  values[617] = -1000;
+  for (int draw = 0; draw < 50; ++draw) {
+    const auto kept = select(*s, values, 10);
+    REQUIRE(std::binary_search(kept.begin(), kept.end(), 617u));
+  }
+}
+
+TEST_CASE("random methods repeat their selections for a seed", "[topk]") {
+  std::mt19937 rng(41);
+  std::vector<std::vector<float>> draws;
+  for (int i = 0; i < 10; ++i) draws.push_back(i % 2 ? cauchy_values(rng, 200000) : normal_values(rng, 200000));
+  for (auto name : {"approx", "sampled"}) {
+    CAPTURE(name);
+    auto a = make_topk_selector(name, {.seed = 77}), b = make_topk_selector(name, {.seed = 77});
+    auto c = make_topk_selector(name, {.seed = 78});
+    size_t differs = 0;
+    for (const auto& values : draws) {
+      const auto kept = select(*a, values, 1000);
+      REQUIRE(kept == select(*b, values, 1000));
+      differs += kept != select(*c, values, 1000);
+    }
+    REQUIRE(differs > 0);
+  }
+}
+
+TEST_CASE("split_selected sends the kept pairs and keeps the rest, both in index order", "[topk]") {
+  SparseVector in{{2, 5, 9, 14, 30}, {0.5f, -3, 1, 7, -0.25f}};
+  SparseVector sent{{1}, {1}}, residual{{1}, {1}};
+  const std::vector<uint32_t> kept{1, 3};
+  split_selected(in, kept, sent, residual);
+  REQUIRE(sent.index == std::vector<uint32_t>{5, 14});
+  REQUIRE(sent.value == std::vector<float>{-3, 7});
+  REQUIRE(residual.index == std::vector<uint32_t>{2, 9, 30});
+  REQUIRE(residual.value == std::vector<float>{0.5f, 1, -0.25f});
+  split_selected(in, {}, sent, residual);
+  REQUIRE(sent.nnz() == 0);
+  REQUIRE(residual.index == in.index);
+}
