@@ -37,7 +37,7 @@ run() {
   fi
 }
 
-echo "== $BUILD under ${MPIRUN:-mpirun}: $("${MPIRUN:-mpirun}" --version 2>&1 | grep -m1 -oE 'Open MPI [0-9.]+|Version: +[0-9.]+' | sed -E 's/^Version: +/Hydra (MPICH) /')"
+echo "== $BUILD under ${MPIRUN:-mpirun}: $("${MPIRUN:-mpirun}" --version 2>&1 | grep -m1 -oE 'Open MPI\)? [0-9.]+|Version: +[0-9.]+' | sed -E 's/\)//; s/^Version: +/Hydra (MPICH) /')"
 echo "== unit tests"
 run "unit" "$BUILD"/unit_tests
 echo "== MPI tests (ranks: $MPI_RANKS)"
