@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
   }
 
   mpisgd::init_logging(rank, log_level);
+  spdlog::debug("MPI: {}", mpisgd::mpi_granted());
   try {
     if (*t) mpisgd::run_train(train, MPI_COMM_WORLD);
     if (*p) mpisgd::run_predict(predict, MPI_COMM_WORLD);

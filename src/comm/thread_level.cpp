@@ -1,6 +1,7 @@
 #include "comm/thread_level.h"
 
 #include <cstdio>
+#include <cstring>
 
 #include <mpi.h>
 
@@ -18,6 +19,18 @@ std::optional<std::string> thread_level_shortfall(int required, int provided) {
   if (provided >= required) return std::nullopt;
   return "this MPI library grants " + thread_level_name(provided) + " where mpisgd needs " +
          thread_level_name(required) + "; use an MPI built with thread support";
+}
+
+std::string mpi_granted() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  // Up to the NUL (Open MPI counts it in `length`) and the first line's end.
+  std::string text(version, strnlen(version, static_cast<size_t>(length)));
+  text = text.substr(0, text.find_first_of("\r\n"));
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  return text + "; " + thread_level_name(level) + " granted";
 }
 
 bool init_mpi(int& argc, char**& argv, int required) {

@@ -13,6 +13,10 @@ std::string thread_level_name(int level);
 // The message to end the program with when `provided` is below `required`.
 std::optional<std::string> thread_level_shortfall(int required, int provided);
 
+// What this run got: the MPI library's first line of MPI_Get_library_version and the
+// thread level it granted, e.g. "Open MPI v4.1.4, ...; MPI_THREAD_FUNNELED granted".
+std::string mpi_granted();
+
 // MPI_Init_thread asking for `required`. On a shortfall rank 0 prints it, every rank
 // finalizes and the call returns false: the program then exits non-zero.
 bool init_mpi(int& argc, char**& argv, int required);

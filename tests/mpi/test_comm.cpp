@@ -10,6 +10,7 @@
 #include "comm/counted_comm.h"
 #include "comm/extrema.h"
 #include "comm/job_error.h"
+#include "comm/thread_level.h"
 #include "mpi_test_util.h"
 #include "sparse/stream_sum.h"
 
@@ -78,4 +79,11 @@ TEST_CASE("an algorithm whose dense stream exceeds one MPI message is refused be
                                                       "one MPI message (2 GiB); use --strategy allreduce, or "
                                                       "fewer features (--dim)"));
   }
+}
+
+TEST_CASE("a run says which MPI library it got and the thread level granted", "[comm]") {
+  const std::string granted = mpi_granted();
+  CHECK(granted.find('\0') == std::string::npos);
+  CHECK(granted.find('\n') == std::string::npos);
+  CHECK_THAT(granted, Catch::EndsWith("; MPI_THREAD_FUNNELED granted"));
 }
