@@ -5,7 +5,7 @@
 # --oversubscribe, and busy-polls idle ranks (crawling when oversubscribed) unless told to
 # yield. MPICH's Hydra needs none of these flags and knows none of them; with more ranks
 # than cores its ranks busy-poll, which no setting of Debian's MPICH 4.0.2 (ch4:ucx)
-# stops (docs/design.md, "MPICH"). Usage: scripts/mpirun_local.sh -np 4 CMD...
+# stops (docs/design.md, "MPI portability"). Usage: scripts/mpirun_local.sh -np 4 CMD...
 set -euo pipefail
 launcher=${MPIRUN:-mpirun}
 if "$launcher" --version 2>&1 | grep -q "Open MPI"; then

@@ -32,7 +32,7 @@ bad_case inf "${rows}${rows}+1 2:-inf\n" "inf.svm:9: value '-inf' of index 2 is 
 bad_case dim "${rows}+1 9:1\n" "dim.svm:5: index 9 is above --dim 4" --dim 4
 bad_case wide_dim "${rows}" "--dim 4294967297 is too large: indices are 32-bit" --dim 4294967297
 # One stray index sizes the model: named with its line before anything that large is made
-# (3 ranks x 64 GiB is more than any CI machine has).
+# (3 ranks x 48 GiB is more than any CI machine has).
 bad_case stray_index "${rows}-1 4294967294:1\n" "stray_index.svm:5: index 4294967294 makes N = 4294967294 features: the model takes at least"
 bad_case empty "" "empty.svm: no rows"
 bad_case comments "# header only\n\n" "comments.svm: no rows"
