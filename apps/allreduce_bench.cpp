@@ -1,7 +1,9 @@
 // allreduce_bench: the micro-benchmark of thesis section 5.2. Every rank draws a sparse
 // vector of k = density * N distinct indices over [0, N), and each allreduce algorithm of
 // the registry (src/collectives/registry.cpp) sums them; MPI_Allreduce of the dense
-// vector ("dense") is the baseline every other time is divided by.
+// vector ("dense") is the baseline every other time is divided by. Each top-k allreduce
+// (src/collectives/topk_registry.cpp) is given the same k pairs as a rank's top-k
+// selection, with that k.
 //
 //   mpirun -np P build/allreduce_bench --dim N --density D [--dist uniform|powerlaw]
 //          [--algo all|NAME[,NAME]] [--reps R] [--min-time S] [--rounds K] [--warmup W]
@@ -18,10 +20,14 @@
 // sent and received per rank per call (CountedComm's counters, mean over ranks), the
 // bytes the cost model (thesis Table 3.1, cost_model.h) predicts for this k, N and P,
 // the ratio of the two, the density of the result, and the time relative to "dense".
+// The top-k allreduces follow in a table of their own: the same times and bytes, the bytes
+// sent by the busiest rank, and Table 1's volume of the Ok-Topk paper (bytes sent per rank
+// per call, low..high) in place of the cost model's.
 //
 // The inputs are drawn once and are the same on every rep (the thesis drew five sets);
-// each algorithm's first call is checked against a plain MPI_Allreduce of the dense
-// inputs (relative tolerance 1e-5) and is not timed.
+// each algorithm's first call is checked and is not timed: a lossless one's result against
+// a plain MPI_Allreduce of the dense inputs, a top-k one's by conservation (result + the
+// sum over ranks of what it dropped == that MPI_Allreduce), both to a relative 1e-5.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <mpi.h>
@@ -44,6 +50,7 @@
 
 #include "collectives/cost_model.h"
 #include "collectives/sparse_allreduce.h"
+#include "collectives/topk_allreduce.h"
 #include "comm/counted_comm.h"
 #include "comm/extrema.h"
 #include "comm/log.h"
@@ -184,6 +191,8 @@ struct Row {
   double result_density = NAN;
   std::string note;
   int reps = 0;
+  bool lossy = false;                          // a top-k allreduce
+  double volume_low = NAN, volume_high = NAN;  // Table 1, bytes sent per rank per call
 };
 
 // measured / analytical bytes; 1 when both are 0 (one rank sends nothing).
@@ -238,7 +247,18 @@ class Bench {
     in.network = AlphaBeta{0.0, 1.0};
     in.mean_volume = true;
     const CostModel bytes_model(in);
+    TopkVolumeInputs volume;
+    volume.k = k_;
+    volume.ranks = p_;
+    volume.dim = o_.dim;
+    volume.pair_bytes = sizeof(Pair<V>);
+    volume.value_bytes = sizeof(V);
     for (Row& r : rows) {
+      if (const TopkCollectiveInfo<V>* topk = find_topk(r.algo)) {
+        r.volume_low = topk->volume_low(volume);
+        r.volume_high = topk->volume_high(volume);
+        continue;
+      }
       const CollectiveInfo<V>* info = find(r.algo);
       // auto streams with its own dense switch, so only the algorithm it ran is told.
       if (info->cost) r.analytical = info->cost(bytes_model);
@@ -252,7 +272,8 @@ class Bench {
       if (r.wrong) wrong += (wrong.empty() ? "" : ", ") + r.algo;
     }
     if (!wrong.empty() && rank_ == 0) {
-      std::fprintf(stderr, "allreduce_bench: FAILED: wrong sums from %s (see the errors above)\n", wrong.c_str());
+      std::fprintf(stderr, "allreduce_bench: FAILED: wrong sums (or lost mass) from %s (see the errors above)\n",
+                   wrong.c_str());
     }
     return wrong.empty() ? 0 : 1;
   }
@@ -262,13 +283,15 @@ class Bench {
     std::vector<std::string> names;
     if (o_.algo == "all") {
       for (const auto& info : sparse_allreduce_registry<V>()) names.push_back(info.name);
+      for (const auto& info : topk_allreduce_registry<V>()) names.push_back(info.name);
     } else {
       names = split_list(o_.algo);
       for (const std::string& n : names) {
-        if (!find(n)) {
+        if (!find(n) && !find_topk(n)) {
           std::string known;
-          for (const auto& info : sparse_allreduce_registry<V>()) known += (known.empty() ? "" : ", ") + info.name;
-          throw std::invalid_argument("--algo: unknown algorithm '" + n + "' (known: all, " + known + ")");
+          for (const auto& info : sparse_allreduce_registry<V>()) known += ", " + info.name;
+          for (const auto& info : topk_allreduce_registry<V>()) known += ", " + info.name;
+          throw std::invalid_argument("--algo: unknown algorithm '" + n + "' (known: all" + known + ")");
         }
       }
       // The baseline is always measured, first: every time is relative to it.
@@ -280,6 +303,13 @@ class Bench {
 
   static const CollectiveInfo<V>* find(const std::string& name) {
     for (const auto& info : sparse_allreduce_registry<V>()) {
+      if (info.name == name) return &info;
+    }
+    return nullptr;
+  }
+
+  static const TopkCollectiveInfo<V>* find_topk(const std::string& name) {
+    for (const auto& info : topk_allreduce_registry<V>()) {
       if (info.name == name) return &info;
     }
     return nullptr;
@@ -298,6 +328,10 @@ class Bench {
 
     input_.reserve(o_.dim);
     encode<V>(index_, value_, Range{0, o_.dim}, config_.dense_switch, input_);
+    // A top-k selection is handed over as pairs (dense only past the byte bound).
+    selected_.reserve(o_.dim);
+    encode<V>(index_, value_, Range{0, o_.dim}, kByteBound, selected_);
+    dropped_.reserve(o_.dim);
 
     // Reference: MPI_Allreduce of the dense inputs, and of their magnitudes for the
     // tolerance: |got - want| <= 1e-5 (|want| + sum |inputs|), which allows for any
@@ -317,10 +351,18 @@ class Bench {
     }
   }
 
-  // Collective: every rank's result against the reference; true if all match.
-  bool verify(const std::string& name, const Stream<V>& result) {
+  // Collective: every rank's result against the reference; true if all match. A lossy
+  // algorithm's result is checked with what the ranks `dropped` added back: conservation.
+  bool verify(const std::string& name, const Stream<V>& result, const Stream<V>* dropped = nullptr) {
     std::vector<V> got(o_.dim);
     write_dense(result, Range{0, o_.dim}, got.data());
+    if (dropped) {
+      std::vector<V> lost(o_.dim);
+      write_dense(*dropped, Range{0, o_.dim}, lost.data());
+      reference_sum(lost, comm_.raw());
+      for (uint32_t i = 0; i < o_.dim; ++i) got[i] += lost[i];
+    }
+    const char* what = dropped ? " of result + dropped" : "";
     uint64_t bad = 0, first = 0;
     for (uint32_t i = 0; i < o_.dim; ++i) {
       const double diff = std::abs(static_cast<double>(got[i]) - static_cast<double>(ref_[i]));
@@ -329,16 +371,17 @@ class Bench {
       }
     }
     if (bad) {
-      spdlog::error("{}: WRONG RESULT on rank {}: {} of {} values differ from MPI_Allreduce; first at index {}: got "
-                    "{}, want {} (result {} with {} items)",
-                    name, rank_, bad, o_.dim, first, got[first], ref_[first], result.is_dense() ? "dense" : "sparse",
-                    result.count());
+      spdlog::error("{}: WRONG RESULT on rank {}: {} of {} values{} differ from MPI_Allreduce; first at index {}: "
+                    "got {}, want {} (result {} with {} items)",
+                    name, rank_, bad, o_.dim, what, first, got[first], ref_[first],
+                    result.is_dense() ? "dense" : "sparse", result.count());
     }
     uint64_t total = bad;
     MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, comm_.raw());
     if (total && rank_ == 0) {
-      std::fprintf(stderr, "allreduce_bench: ERROR: %s gives a wrong sum (%llu wrong values over all ranks)\n",
-                   name.c_str(), static_cast<unsigned long long>(total));
+      std::fprintf(stderr, "allreduce_bench: ERROR: %s gives a wrong %s (%llu wrong values over all ranks)\n",
+                   name.c_str(), dropped ? "sum of result and dropped" : "sum",
+                   static_cast<unsigned long long>(total));
     }
     return total == 0;
   }
@@ -356,6 +399,19 @@ class Bench {
   void measure(const std::string& name, int round, Trial& trial) {
     Row& row = trial.row;
     row.algo = name;
+    if (find_topk(name)) {
+      row.lossy = true;
+      std::unique_ptr<TopkAllreduce<V>> ar = make_topk_allreduce<V>(name, comm_, o_.dim, TopkCollectiveConfig{});
+      auto call = [&]() -> const Stream<V>& { return ar->allreduce(selected_, k_, dropped_); };
+      if (round == 0) {
+        row.wrong = !verify(name, call(), &dropped_);
+        for (int i = 1; i < o_.warmup; ++i) call();
+      } else {
+        call();
+      }
+      time_calls(round, trial, call);
+      return;
+    }
     std::unique_ptr<SparseAllreduce<V>> ar = make_sparse_allreduce<V>(name, comm_, o_.dim, config_);
     if (round == 0) {
       row.wrong = !verify(name, ar->allreduce(input_));
@@ -371,14 +427,20 @@ class Bench {
       while (ar->timing_tie()) ar->allreduce(input_);
       ar->allreduce(input_);
     }
+    time_calls(round, trial, [&]() -> const Stream<V>& { return ar->allreduce(input_); });
+    if (!ar->choice().empty()) row.note = "ran " + ar->choice();
+  }
 
+  // The round's timed calls of `call`, their bytes, and the density of the last result.
+  template <class Call>
+  void time_calls(int round, Trial& trial, Call call) {
     const CommStats before = comm_.stats();
     const Stream<V>* result = nullptr;
     int reps = round == 0 ? 1 : trial.reps_per_round;
     for (int r = 0; r < reps; ++r) {
       MPI_Barrier(comm_.raw());
       const double start = MPI_Wtime();
-      result = &ar->allreduce(input_);
+      result = &call();
       trial.times.push_back(MPI_Wtime() - start);
       if (round == 0 && r == 0) {  // the same count on every rank
         double first = trial.times.back();
@@ -389,8 +451,7 @@ class Bench {
       }
     }
     trial.moved = trial.moved + (comm_.stats() - before);
-    if (result) row.result_density = static_cast<double>(nonzeros(*result)) / o_.dim;
-    if (!ar->choice().empty()) row.note = "ran " + ar->choice();
+    if (result) trial.row.result_density = static_cast<double>(nonzeros(*result)) / o_.dim;
   }
 
   Row summarise(Trial& trial) {
@@ -432,6 +493,7 @@ class Bench {
                "median ms", "p25 ms", "p75 ms", "vs dense", "sent/rank", "recv/rank", "sent max", "analytical",
                "meas/anal", "res dens", "note");
     for (const Row& r : rows) {
+      if (r.lossy) continue;
       std::string note = r.note;
       if (r.wrong) note = "WRONG RESULT" + (note.empty() ? "" : "; " + note);
       if (std::isfinite(r.analytical) && std::abs(ratio(r) - 1) > 0.1) {
@@ -444,7 +506,35 @@ class Bench {
                  human_bytes(r.received), human_bytes(r.sent_max), human_bytes(r.analytical),
                  std::isfinite(r.analytical) ? fmt::format("{:.3f}", ratio(r)) : "-", r.result_density, note);
     }
+    if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.lossy; })) print_topk(rows, dense_median);
     std::fflush(stdout);
+  }
+
+  void print_topk(const std::vector<Row>& rows, double dense_median) const {
+    fmt::print("\ntop-k allreduces: each rank's k={} pairs are its selection; checked by conservation (result + "
+               "dropped == MPI_Allreduce)\n",
+               k_);
+    fmt::print("  Table 1: the Ok-Topk paper's volume, bytes sent per rank per call, low..high (an algorithm's "
+               "comment says whether it means the mean rank or the busiest)\n");
+    fmt::print("\n{:<14} {:>10} {:>10} {:>10} {:>8} {:>11} {:>11} {:>11} {:>21} {:>9}  {}\n", "algorithm",
+               "median ms", "p25 ms", "p75 ms", "vs dense", "sent/rank", "recv/rank", "sent max", "Table 1",
+               "res dens", "note");
+    for (const Row& r : rows) {
+      if (!r.lossy) continue;
+      std::string note = r.note;
+      if (r.wrong) note = "LOST OR ADDED MASS" + (note.empty() ? "" : "; " + note);
+      auto in_band = [&](double b) { return b >= 0.9 * r.volume_low && b <= 1.1 * r.volume_high; };
+      if (!in_band(r.sent) && !in_band(r.sent_max)) {
+        note += std::string(note.empty() ? "" : "; ") + "mean and busiest >10% outside Table 1";
+      }
+      const std::string band = r.volume_low == r.volume_high
+                                   ? human_bytes(r.volume_low)
+                                   : human_bytes(r.volume_low) + ".." + human_bytes(r.volume_high);
+      const double vs = r.median / dense_median;
+      fmt::print("{:<14} {:>10} {:>10} {:>10} {:>8} {:>11} {:>11} {:>11} {:>21} {:>9.4g}  {}\n", r.algo, ms(r.median),
+                 ms(r.p25), ms(r.p75), vs >= 0.01 ? fmt::format("{:.3f}", vs) : fmt::format("{:.1e}", vs),
+                 human_bytes(r.sent), human_bytes(r.received), human_bytes(r.sent_max), band, r.result_density, note);
+    }
   }
 
   void write_csv(const std::vector<Row>& rows) const {
@@ -457,17 +547,17 @@ class Bench {
     if (fresh) {
       out << "ranks,dim,density,k,dist,type,dense_switch,group_size,reps,algo,median_s,p25_s,p75_s,time_vs_dense,"
              "sent_bytes,received_bytes,sent_max_bytes,analytical_bytes,measured_over_analytical,result_density,"
-             "reference_density,correct,auto_ran\n";
+             "reference_density,correct,auto_ran,lossy,table1_low_bytes,table1_high_bytes\n";
     }
     const double dense_median = rows.front().median;
     for (const Row& r : rows) {
       out << fmt::format("{},{},{:g},{},{},{},{:g},{},{},{},{:.6e},{:.6e},{:.6e},{:.4f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},"
-                         "{:.6g},{:.6g},{},{}\n",
+                         "{:.6g},{:.6g},{},{},{},{:.1f},{:.1f}\n",
                          p_, o_.dim, o_.density, k_, o_.dist, o_.type, config_.dense_switch.density, o_.group_size, r.reps, r.algo,
                          r.median, r.p25, r.p75, r.median / dense_median, r.sent, r.received, r.sent_max,
                          r.analytical, ratio(r), r.result_density,
                          static_cast<double>(ref_nonzeros_) / o_.dim, r.wrong ? 0 : 1,
-                         r.algo == "auto" ? r.note : "");
+                         r.algo == "auto" ? r.note : "", r.lossy ? 1 : 0, r.volume_low, r.volume_high);
     }
     if (!out.flush()) throw std::runtime_error("write to " + o_.csv + " failed");
   }
@@ -480,6 +570,7 @@ class Bench {
   std::vector<uint32_t> index_;
   std::vector<V> value_;
   Stream<V> input_;
+  Stream<V> selected_, dropped_;  // the top-k allreduces' input and what they hand back
   std::vector<V> ref_, tol_;
   uint64_t ref_nonzeros_ = 0;
 };
@@ -487,6 +578,8 @@ class Bench {
 std::string algo_help() {
   std::string help = "all, or a comma-separated list of (dense, the baseline, is always run):";
   for (const auto& info : sparse_allreduce_registry<float>()) help += "\n  " + info.name + ": " + info.summary;
+  help += "\ntop-k allreduces (lossy; each rank's k pairs are its selection):";
+  for (const auto& info : topk_allreduce_registry<float>()) help += "\n  " + info.name + ": " + info.summary;
   return help;
 }
 
@@ -498,13 +591,15 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 
   Options o;
-  CLI::App app{"allreduce_bench: every sparse allreduce on synthetic sparse vectors (thesis section 5.2)"};
+  CLI::App app{"allreduce_bench: every sparse and top-k allreduce on synthetic sparse vectors (thesis section 5.2)"};
   app.footer(
       "Each rank draws k = density * dim distinct indices (seeded by --seed and its rank) with random nonzero "
       "values; the inputs are drawn once and reused on every rep. Each algorithm's first call is checked against "
       "MPI_Allreduce of the dense vectors (relative tolerance 1e-5; a wrong sum is reported and the exit status is "
-      "1) and is not timed. Times are the slowest rank's per call; bytes are CountedComm's counters per rank per "
-      "call; 'analytical' is the cost model (cost_model.h, thesis Table 3.1) evaluated with alpha = 0, beta = 1.");
+      "1) and is not timed; a top-k allreduce's result plus the sum of what the ranks dropped is checked alike. "
+      "Times are the slowest rank's per call; bytes are CountedComm's counters per rank per call; 'analytical' is "
+      "the cost model (cost_model.h, thesis Table 3.1) evaluated with alpha = 0, beta = 1; 'Table 1' is the Ok-Topk "
+      "paper's volume of a top-k allreduce.");
   app.add_option("--dim", o.dim, "vector dimension N")->check(CLI::Range(uint32_t{1}, UINT32_MAX))->capture_default_str();
   app.add_option("--density", o.density, "nonzeros per rank / N, in (0, 1]")
       ->check(CLI::Range(0.0, 1.0))

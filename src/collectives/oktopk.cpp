@@ -1,0 +1,316 @@
+// Ok-Topk's O(k) sparse allreduce (Li & Hoefler, "Near-Optimal Sparse Allreduce for
+// Distributed Deep Learning", PPoPP'22: Algorithm 1, sections 3.1.1-3.1.3 and 5.3), with
+// Algorithm 2's residual. It computes Topk(sum_i Topk(G_i)); the inner, local top-k is the
+// caller's `selected`, the outer, global one is done here in four steps:
+//
+//  1. split and reduce (oktopk_regions.h): rank j sums region j of every rank's pairs; the
+//     region bounds balance the local top-k indices and are recomputed every tau calls
+//     (repartition_period).
+//  2. global selection by threshold (section 3.1.3): every tau' calls (reuse_period) the
+//     exact threshold, the k-th largest |sum| over all regions, from an allgather of the
+//     regions' magnitudes (Algorithm 1 lines 9-12; each region sends only its k largest,
+//     which hold the global k); reused in between. Each rank keeps its sums at or above it.
+//  3. balance and allgather (section 3.1.2): if one rank keeps more than 4x the mean
+//     (the trigger of section 5.3), the kept pairs are first moved point-to-point so that
+//     rank j holds the j-th of P equal slices of their concatenation; then an allgather.
+//     Regions ascend with the rank, so the concatenation is the result, indices ascending.
+//  4. residual (Algorithm 1 line 14, Algorithm 2 line 6): `dropped` is this rank's selected
+//     pairs whose index the result lacks. A kept index carries the whole sum of every
+//     rank's pairs there, so sum(selected) = result + sum(dropped), exactly.
+//
+// Cost per call (Table 1, equations 1-3), in elements (an index or a value) per rank:
+//   split 2k(P-1)/P + balancing [0, 2k(P-1)/P] + allgather 2k(P-1)/P,
+//   (2P + 2 log P) alpha + [2k, 6k](P-1)/P beta;
+// uniform indices keep the ranks' shares even, so no balancing: about 4k(P-1)/P. The
+// threshold's allgather (up to k magnitudes per region) and the bounds' allreduce (P-1
+// words) come every tau' and tau calls, amortized as in the paper.
+//
+// One addition to the paper, after its reference code (which rescales a reused threshold
+// whose count leaves [2k/3, 4k/3]): a reused threshold that keeps a number of non-zero
+// sums outside [min(k, non-zero sums)/2, 2k] is re-evaluated exactly on the next call, as
+// is one computed for another k.
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "collectives/collective_util.h"
+#include "collectives/oktopk_regions.h"
+#include "collectives/topk_allreduce.h"
+#include "sparse/stream_sum.h"
+
+namespace mpisgd {
+namespace {
+
+// The balancing's point-to-point messages; above collective_util.h's CollectiveTag.
+constexpr int kTagBalance = 201;
+
+// Magnitudes compare as the bits of |v|: non-negative IEEE values order as their bits do,
+// so a threshold is an integer that every rank compares alike. Every magnitude, NaN
+// included, lies below kAboveAll.
+template <class V>
+using Key = std::conditional_t<sizeof(V) == 4, uint32_t, uint64_t>;
+
+template <class V>
+constexpr Key<V> kAboveAll = Key<V>{1} << (8 * sizeof(V) - 1);
+
+template <class V>
+Key<V> magnitude(V v) {
+  return std::bit_cast<Key<V>>(v) & (kAboveAll<V> - 1);
+}
+
+// Calls f(index, value) on every sum a region holds, its candidates for the result: each
+// pair of a sparse stream, each value of a dense one. A sum that cancelled to zero stays a
+// candidate, kept when all non-zero sums are (threshold 0): left out, the ranks' pairs
+// there would be dropped though k covers them all.
+template <class V, class F>
+void for_each_sum(const Stream<V>& s, Range range, F f) {
+  if (!s.is_dense()) {
+    for (const Pair<V>& p : s.pairs()) f(p.index, p.value);
+    return;
+  }
+  const auto values = s.values();
+  for (uint32_t i = 0; i < values.size(); ++i) f(range.begin + i, values[i]);
+}
+
+// Leaves the min(k, n) largest of `keys` in it, in no order. std::nth_element rather than
+// sparse/topk_select.h's selectors, which take float values and return positions.
+template <class K>
+void keep_largest(std::vector<K>& keys, uint64_t k) {
+  if (k >= keys.size()) return;
+  std::nth_element(keys.begin(), keys.begin() + static_cast<ptrdiff_t>(k - 1), keys.end(), std::greater<>());
+  keys.resize(k);
+}
+
+// out = `pairs` (indices ascending, distinct, below dim) as a stream over [0, dim): pairs
+// while they take fewer bytes than the dense form, else dense.
+template <class V>
+void store(std::span<const Pair<V>> pairs, uint32_t dim, Stream<V>& out) {
+  out.reserve(dim);
+  if (pairs.size() > kByteBound.switch_count<V>(dim)) {
+    out.set_zero_dense(dim);
+    V* dense = out.values().data();
+    for (const Pair<V>& p : pairs) dense[p.index] = p.value;
+    return;
+  }
+  out.set_sparse(static_cast<uint32_t>(pairs.size()));
+  std::copy(pairs.begin(), pairs.end(), out.pairs().begin());
+}
+
+template <class V>
+class OkTopk final : public TopkAllreduce<V> {
+ public:
+  OkTopk(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig& config)
+      : comm_(comm), dim_(dim), config_(config), regions_(comm, dim), counts_(comm.size()), displs_(comm.size()),
+        shares_(kShares * static_cast<size_t>(comm.size())), result_(dim) {
+    // Pairs travel as one contiguous type, so that counts stay pairs, not bytes, and fit an int.
+    MPI_Type_contiguous(static_cast<int>(sizeof(Pair<V>)), MPI_BYTE, &pair_type_);
+    MPI_Type_commit(&pair_type_);
+  }
+  ~OkTopk() override { MPI_Type_free(&pair_type_); }
+  OkTopk(const OkTopk&) = delete;
+  OkTopk& operator=(const OkTopk&) = delete;
+
+  const Stream<V>& allreduce(const Stream<V>& selected, uint64_t k, Stream<V>& dropped) override {
+    CountedComm::Timed timed(comm_);
+    if (calls_ % config_.repartition_period == 0) regions_.repartition(selected);
+    const bool fresh = calls_ % config_.reuse_period == 0 || k != k_ || drifted_;
+    ++calls_;
+    const Stream<V>& reduced = regions_.reduce(selected);
+    if (fresh) {
+      threshold_ = global_threshold(reduced, k);
+      k_ = k;
+    }
+    const Shares all = share(keep(reduced));
+    drifted_ = !fresh && (all.kept_nonzero > 2 * k || 2 * all.kept_nonzero < std::min(k, all.nonzero));
+    gather(all.kept);
+    store<V>(gathered_, dim_, result_);
+    residual(selected, dropped);
+    return result_;
+  }
+
+ private:
+  struct Shares {
+    uint64_t kept = 0, kept_nonzero = 0, nonzero = 0;  // pairs, and sums that are not zero
+  };
+  static constexpr int kShares = 3;
+
+
+  // Algorithm 1 lines 10-11: the k-th largest magnitude of all regions' non-zero sums; 0,
+  // which keeps every sum, the cancelled ones too, when there are at most k of them;
+  // kAboveAll, which keeps none, for k = 0.
+  Key<V> global_threshold(const Stream<V>& reduced, uint64_t k) {
+    if (k == 0) return kAboveAll<V>;
+    keys_.clear();
+    for_each_sum(reduced, regions_.owned(), [&](uint32_t, V v) {
+      if (const Key<V> m = magnitude(v)) keys_.push_back(m);
+    });
+    keep_largest(keys_, k);
+    const int p = comm_.size(), mine = static_cast<int>(keys_.size());
+    MPI_Allgather(&mine, 1, MPI_INT, counts_.data(), 1, MPI_INT, comm_.raw());
+    std::exclusive_scan(counts_.begin(), counts_.end(), displs_.begin(), 0);
+    const auto total = static_cast<size_t>(displs_[p - 1]) + static_cast<size_t>(counts_[p - 1]);
+    all_keys_.resize(total);
+    MPI_Allgatherv(keys_.data(), mine, mpi_type<Key<V>>(), all_keys_.data(), counts_.data(), displs_.data(),
+                   mpi_type<Key<V>>(), comm_.raw());
+    const uint64_t others = (p - 1) * sizeof(int) + (total - static_cast<size_t>(mine)) * sizeof(Key<V>);
+    comm_.count_sent(others);
+    comm_.count_received(others);
+    if (total <= k) return 0;
+    keep_largest(all_keys_, k);
+    return *std::min_element(all_keys_.begin(), all_keys_.end());
+  }
+
+  // kept_ = this region's sums at or above the threshold; nonzero_ = how many sums are
+  // non-zero. Returns how many kept ones are.
+  uint32_t keep(const Stream<V>& reduced) {
+    kept_.clear();
+    nonzero_ = 0;
+    uint32_t kept_nonzero = 0;
+    for_each_sum(reduced, regions_.owned(), [&](uint32_t index, V v) {
+      const Key<V> m = magnitude(v);
+      nonzero_ += m != 0;
+      if (m < threshold_) return;
+      kept_.push_back({index, v});
+      kept_nonzero += m != 0;
+    });
+    return kept_nonzero;
+  }
+
+  // Every rank's kept pairs (the layout of the allgather), kept non-zero sums and non-zero
+  // sums (the drift of a reused threshold), in shares_; returns their totals.
+  Shares share(uint32_t kept_nonzero) {
+    const uint32_t mine[kShares] = {static_cast<uint32_t>(kept_.size()), kept_nonzero, nonzero_};
+    MPI_Allgather(mine, kShares, MPI_UINT32_T, shares_.data(), kShares, MPI_UINT32_T, comm_.raw());
+    const uint64_t others = static_cast<uint64_t>(comm_.size() - 1) * sizeof mine;
+    comm_.count_sent(others);
+    comm_.count_received(others);
+    Shares all;
+    for (int r = 0; r < comm_.size(); ++r) {
+      all.kept += shares_[kShares * r];
+      all.kept_nonzero += shares_[kShares * r + 1];
+      all.nonzero += shares_[kShares * r + 2];
+    }
+    return all;
+  }
+
+  // gathered_ = every rank's kept_ in rank order (section 3.1.2).
+  void gather(uint64_t total) {
+    const int p = comm_.size(), me = comm_.rank();
+    uint64_t most = 0;
+    for (int r = 0; r < p; ++r) {
+      counts_[r] = static_cast<int>(shares_[kShares * r]);
+      most = std::max<uint64_t>(most, shares_[kShares * r]);
+    }
+    std::exclusive_scan(counts_.begin(), counts_.end(), displs_.begin(), 0);
+    gathered_.resize(total);
+    if (most * static_cast<uint64_t>(p) > 4 * total) {
+      balance(total);
+    } else {
+      std::copy(kept_.begin(), kept_.end(), gathered_.begin() + displs_[me]);
+    }
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered_.data(), counts_.data(), displs_.data(), pair_type_,
+                   comm_.raw());
+    const uint64_t others = (total - static_cast<uint64_t>(counts_[me])) * sizeof(Pair<V>);
+    comm_.count_sent(others);
+    comm_.count_received(others);
+  }
+
+  // Data balancing (Figure 3): rank j ends with slice j, [total j / P, total (j+1) / P), of
+  // the concatenation, in place in gathered_; counts_ and displs_ then describe the slices.
+  // Each rank sends the parts of its own pairs that fall into other slices and receives
+  // the parts of others' pairs that fall into its slice, destinations rotated as in the split.
+  void balance(uint64_t total) {
+    const int p = comm_.size(), me = comm_.rank();
+    const auto slice = [&](int j) { return total * static_cast<uint64_t>(j) / static_cast<uint64_t>(p); };
+    const auto held = [&](int r) {
+      return std::pair<uint64_t, uint64_t>(displs_[r], static_cast<uint64_t>(displs_[r]) + counts_[r]);
+    };
+    const auto [lo, hi] = held(me);
+    requests_.clear();
+    for (int d = 1; d < p; ++d) {
+      const int from = (me - d + p) % p, to = (me + d) % p;
+      const auto [from_lo, from_hi] = held(from);
+      const uint64_t in_lo = std::max(from_lo, slice(me)), in_hi = std::min(from_hi, slice(me + 1));
+      if (in_lo < in_hi) {
+        MPI_Irecv(gathered_.data() + in_lo, static_cast<int>(in_hi - in_lo), pair_type_, from, kTagBalance,
+                  comm_.raw(), &requests_.emplace_back());
+        comm_.count_received((in_hi - in_lo) * sizeof(Pair<V>));
+      }
+      const uint64_t out_lo = std::max(lo, slice(to)), out_hi = std::min(hi, slice(to + 1));
+      if (out_lo < out_hi) {
+        MPI_Isend(kept_.data() + (out_lo - lo), static_cast<int>(out_hi - out_lo), pair_type_, to, kTagBalance,
+                  comm_.raw(), &requests_.emplace_back());
+        comm_.count_sent((out_hi - out_lo) * sizeof(Pair<V>));
+      }
+    }
+    const uint64_t own_lo = std::max(lo, slice(me)), own_hi = std::min(hi, slice(me + 1));
+    if (own_lo < own_hi) std::copy_n(kept_.data() + (own_lo - lo), own_hi - own_lo, gathered_.data() + own_lo);
+    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    for (int j = 0; j < p; ++j) {
+      displs_[j] = static_cast<int>(slice(j));
+      counts_[j] = static_cast<int>(slice(j + 1) - slice(j));
+    }
+  }
+
+  // dropped = the entries of `selected` whose index is not in gathered_ (both ascending).
+  void residual(const Stream<V>& selected, Stream<V>& dropped) {
+    drop_.clear();
+    size_t at = 0;
+    for_each_entry(selected, Range{0, dim_}, [&](uint32_t index, V v) {
+      while (at < gathered_.size() && gathered_[at].index < index) ++at;
+      if (at == gathered_.size() || gathered_[at].index != index) drop_.push_back({index, v});
+    });
+    store<V>(drop_, dim_, dropped);
+  }
+
+  CountedComm& comm_;
+  uint32_t dim_;
+  TopkCollectiveConfig config_;
+  RegionReduce<V> regions_;
+  MPI_Datatype pair_type_ = MPI_DATATYPE_NULL;
+  uint64_t calls_ = 0;
+  uint64_t k_ = 0;          // the k threshold_ was computed for
+  bool drifted_ = false;    // the reused threshold's count left its band last call
+  Key<V> threshold_ = 0;
+  std::vector<int> counts_, displs_;  // per rank: of the allgather being set up
+  std::vector<uint32_t> shares_;      // per rank: kept pairs, kept non-zero sums, non-zero sums
+  uint32_t nonzero_ = 0;              // this region's non-zero sums
+  std::vector<Key<V>> keys_, all_keys_;
+  std::vector<Pair<V>> kept_, gathered_, drop_;
+  std::vector<MPI_Request> requests_;
+  Stream<V> result_;
+};
+
+}  // namespace
+
+template <class V>
+std::unique_ptr<TopkAllreduce<V>> make_oktopk(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig& config) {
+  check_message_size<V>(dim, "oktopk");
+  if (config.repartition_period == 0 || config.reuse_period == 0)
+    throw std::invalid_argument("oktopk: the repartition and threshold reuse periods must be at least 1");
+  return std::make_unique<OkTopk<V>>(comm, dim, config);
+}
+
+// Table 1 in bytes: [2k, 6k](P-1)/P elements are [1, 3] k(P-1)/P pairs. The low end is the
+// lower bound of Theorem 3.1 (every rank's pairs in its own region, the kept pairs spread
+// evenly: only the allgather moves data); the high end adds a full split and a full
+// balancing. Uniform indices sit near 2 k(P-1)/P pairs (split and allgather).
+double oktopk_volume_low(const TopkVolumeInputs& in) {
+  return static_cast<double>(in.k) * (in.ranks - 1) / in.ranks * in.pair_bytes;
+}
+double oktopk_volume_high(const TopkVolumeInputs& in) {
+  return 3.0 * static_cast<double>(in.k) * (in.ranks - 1) / in.ranks * in.pair_bytes;
+}
+
+template std::unique_ptr<TopkAllreduce<float>> make_oktopk<float>(CountedComm&, uint32_t, const TopkCollectiveConfig&);
+template std::unique_ptr<TopkAllreduce<double>> make_oktopk<double>(CountedComm&, uint32_t,
+                                                                    const TopkCollectiveConfig&);
+
+}  // namespace mpisgd
