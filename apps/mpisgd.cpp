@@ -12,6 +12,7 @@
 #include "data/convert_job.h"
 #include "model/predict_job.h"
 #include "sgd/train_job.h"
+#include "sparse/topk_select.h"
 #include "strategies/strategy.h"
 
 namespace {
@@ -20,6 +21,11 @@ std::string strategy_help() {
   std::string help = "how ranks combine their updates:";
   for (const auto& s : mpisgd::strategy_registry()) help += "\n  " + s.name + ": " + s.summary;
   return help;
+}
+
+std::vector<std::string> selection_names() {
+  const auto names = mpisgd::topk_selector_names();
+  return {names.begin(), names.end()};
 }
 
 std::vector<std::string> strategy_names() {
@@ -68,6 +74,33 @@ int main(int argc, char** argv) {
                 "the network and summation speed measured at start-up)")
       ->check(CLI::Range(0.0, 1.0))
       ->each([&](const std::string&) { train.collective.tune_dense_switch = false; });
+  t->add_option("--density", train.sparsify.density,
+                "top-k: each rank sends k = ceil(D x N) values of its update, keeping the rest as a residual "
+                "(default for top-k strategies 0.01; sparse strategies stay lossless without it)")
+      ->check(CLI::Range(0.0, 1.0));
+  t->add_option("--k", train.sparsify.k, "top-k: values each rank sends per step (instead of --density)")
+      ->check(CLI::PositiveNumber);
+  t->add_option("--select", train.sparsify.select,
+                "top-k selection: exact | approx | threshold-reuse | gaussian | sampled (default threshold-reuse)")
+      ->check(CLI::IsMember(selection_names()));
+  t->add_option("--reuse-period", train.sparsify.reuse_period,
+                "threshold-reuse and Ok-Topk: steps between exact thresholds, reused in between")
+      ->check(CLI::PositiveNumber)
+      ->each([&](const std::string&) { train.topk.reuse_period = train.sparsify.reuse_period; })
+      ->capture_default_str();
+  t->add_option("--repartition-period", train.topk.repartition_period,
+                "oktopk: steps between recomputing the regions that balance the ranks' top-k")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  t->add_option("--warmup-steps", train.sparsify.warmup_steps,
+                "top-k: steps that send the whole update before sparsifying")
+      ->capture_default_str();
+  t->add_option("--servers", train.ps.servers,
+                "ps-sync, ps-async: the last S ranks serve shards of the model and train nothing (default 1)")
+      ->check(CLI::PositiveNumber);
+  t->add_option("--max-staleness", train.ps.max_staleness,
+                "ps-async: a worker runs at most K steps ahead of the slowest (0 waits as ps-sync; default unbounded)")
+      ->check(CLI::NonNegativeNumber);
   t->add_option("--epochs", train.sgd.epochs, "passes over the data")->capture_default_str();
   t->add_option("--batch", train.sgd.batch, "rows per rank per step (global batch = batch x ranks)")->capture_default_str();
   t->add_option("--lr", train.sgd.lr, "learning rate eta")->capture_default_str();

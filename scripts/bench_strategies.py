@@ -1,13 +1,15 @@
 #!/usr/bin/python3
-"""Trainer benchmark of the communication strategies: the same logreg run (URL-like data,
-batch 1000 per rank) with each strategy, optionally over the emulated slow network of
-scripts/slow_network.sh. Prints, per strategy, the mean epoch time, the mean
-communication time per epoch, the bytes each rank sent per epoch, the density of the
-combined update, and the speed-up over `allreduce`.
+"""Trainer benchmark of the communication strategies: the same logreg run (URL-like or
+Webspam-like data, batch 1000 per rank) with each strategy, optionally over the emulated
+slow network of scripts/slow_network.sh. Prints, per strategy, the mean epoch time, the
+mean communication time per epoch, the bytes each rank sent per epoch, the density of the
+combined update, the test accuracy after the last epoch and the speed-up over `allreduce`.
 
-usage: scripts/bench_strategies.py [--ranks 4] [--rows 200000] [--epochs 2] [--rounds 1]
-         [--network none|shared|per-rank] [--rate 1gbit] [--strategies a,b,...]
+usage: scripts/bench_strategies.py [--kind url|webspam] [--ranks 4] [--rows 200000]
+         [--test-rows 0] [--epochs 2] [--rounds 1] [--network none|shared|per-rank]
+         [--rate 1gbit] [--strategies a,b,...]
          [--dense-switch D]   (passed to every strategy; sparse-auto derives its own)
+         [--density D]        (passed to the top-k strategies)
 Profiles go to out/bench/strategies_<network>_<strategy>.csv."""
 import argparse
 import csv
@@ -18,16 +20,17 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 ALL = ["allreduce", "ssar-rec-dbl", "ssar-split-ag", "dsar-split-ag", "dsar-early", "sparse-auto"]
+TOPK = ["topk-ag", "topk-dsa", "gtopk", "gaussiank", "oktopk"]
 
 
-def dataset(rows, out):
-    """The URL-like training set as a binary cache, made again when mpisgd is newer (its
-    cache format may have changed)."""
-    cache = os.path.join(out, f"url{rows}.bin")
+def dataset(kind, rows, out, first_row=0):
+    """A generated set as a binary cache, made again when mpisgd is newer (its cache format
+    may have changed); rows from `first_row` on (a test set follows the training rows)."""
+    cache = os.path.join(out, f"{kind}{rows}_{first_row}.bin")
     if not os.path.exists(cache) or os.path.getmtime(cache) < os.path.getmtime(os.path.join(BUILD, "mpisgd")):
-        text = os.path.join(out, f"url{rows}.svm")
-        subprocess.run([os.path.join(BUILD, "gen_data"), "--kind", "url", "--rows", str(rows), "--seed", "7",
-                        "--out", text], check=True)
+        text = os.path.join(out, f"{kind}{rows}_{first_row}.svm")
+        subprocess.run([os.path.join(BUILD, "gen_data"), "--kind", kind, "--rows", str(rows), "--seed", "7",
+                        "--first-row", str(first_row), "--out", text], check=True)
         subprocess.run([os.path.join(ROOT, "scripts/mpirun_local.sh"), "-np", "1", os.path.join(BUILD, "mpisgd"),
                         "convert", "--data", text, "--out", cache], check=True, capture_output=True)
         os.remove(text)
@@ -40,35 +43,44 @@ def launcher(args):
     return [os.path.join(ROOT, "scripts/slow_network.sh"), "--mode", args.network, "--rate", args.rate, "--"]
 
 
-def run(args, data, strategy, out):
+def run(args, data, test, strategy, out):
     profile = os.path.join(out, f"strategies_{args.network}_{strategy}.csv")
     cmd = launcher(args) + ["-np", str(args.ranks), os.path.join(BUILD, "mpisgd"), "train", "--data", data,
                             "--strategy", strategy, "--epochs", str(args.epochs), "--batch", "1000", "--lr", "5",
                             "--lr-schedule", "invscaling", "--no-progress", "--profile", profile, "--log-level", "warn"]
     if args.dense_switch is not None:
         cmd += ["--dense-switch", str(args.dense_switch)]
+    if args.density is not None and strategy in TOPK:
+        cmd += ["--density", str(args.density)]
+    if test:
+        cmd += ["--test", test]
     subprocess.run(cmd, check=True)
     with open(profile) as f:
         rows = list(csv.DictReader(f))
     mean = lambda key: sum(float(r[key]) for r in rows) / len(rows)
     return {"wall": mean("wall_s_max"), "comm": mean("comm_s_mean"), "sent": mean("bytes_sent_mean") / 1e6,
-            "density": mean("density"), "loss": float(rows[-1]["train_loss"])}
+            "density": mean("density"), "loss": float(rows[-1]["train_loss"]),
+            "acc": float(rows[-1]["test_accuracy"]) if test else float("nan")}
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kind", choices=["url", "webspam"], default="url")
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--rows", type=int, default=200000)
+    p.add_argument("--test-rows", type=int, default=0)
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--network", choices=["none", "shared", "per-rank"], default="none")
     p.add_argument("--rate", default="1gbit")
     p.add_argument("--strategies", default=",".join(ALL))
     p.add_argument("--dense-switch", type=float)
+    p.add_argument("--density", type=float)
     p.add_argument("--rounds", type=int, default=1)
     args = p.parse_args()
     out = os.path.join(ROOT, "out/bench")
     os.makedirs(out, exist_ok=True)
-    data = dataset(args.rows, out)
+    data = dataset(args.kind, args.rows, out)
+    test = dataset(args.kind, args.test_rows, out, first_row=args.rows) if args.test_rows else None
 
     # In rounds over the strategies, so that a slow spell of the machine falls on all;
     # each figure is the median over the rounds (the round of the median epoch time).
@@ -76,20 +88,20 @@ def main():
     runs = {s: [] for s in strategies}
     for _ in range(args.rounds):
         for s in strategies:
-            runs[s].append(run(args, data, s, out))
+            runs[s].append(run(args, data, test, s, out))
     results = {s: sorted(rs, key=lambda r: r["wall"])[len(rs) // 2] for s, rs in runs.items()}
     base = results.get("allreduce")
     net = "shared memory" if args.network == "none" else f"{args.network} {args.rate}"
     if args.dense_switch is not None:
         net += f", --dense-switch {args.dense_switch}"
-    print(f"\nP={args.ranks}, {args.rows} URL-like rows, logreg, batch 1000/rank, {net}; means over "
+    print(f"\nP={args.ranks}, {args.rows} {args.kind}-like rows, logreg, batch 1000/rank, {net}; means over "
           f"{args.epochs} epochs, median of {args.rounds} round(s)")
     print(f"{'strategy':<14} {'epoch s':>9} {'comm s':>9} {'sent MB/rank':>13} {'density':>9} {'loss':>8} "
-          f"{'speed-up':>9}")
+          f"{'test acc':>9} {'speed-up':>9}")
     for s, r in results.items():
         speedup = f"{base['wall'] / r['wall']:.1f}x" if base else "-"
         print(f"{s:<14} {r['wall']:>9.3f} {r['comm']:>9.3f} {r['sent']:>13.1f} {r['density']:>9.2e} "
-              f"{r['loss']:>8.4f} {speedup:>9}")
+              f"{r['loss']:>8.4f} {r['acc']:>9.4f} {speedup:>9}")
 
 
 if __name__ == "__main__":

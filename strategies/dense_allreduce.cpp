@@ -3,6 +3,7 @@
 // Table 3.1 "dense"): 2 log2(P) alpha + 2 (P-1)/P N beta, whatever the update's density.
 // This is the baseline the sparse strategies are measured against.
 #include <algorithm>
+#include <stdexcept>
 
 #include "strategies/strategy.h"
 
@@ -34,6 +35,9 @@ class DenseAllreduce final : public Strategy {
 }  // namespace
 
 std::unique_ptr<Strategy> make_dense_allreduce(const StrategyContext& context) {
+  if (context.sparsify.requested())
+    throw std::invalid_argument("--density and --k sparsify the update, which the dense allreduce would send whole; "
+                                "use a sparse or top-k strategy");
   return std::make_unique<DenseAllreduce>(context);
 }
 

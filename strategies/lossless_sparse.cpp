@@ -2,10 +2,17 @@
 // rank sends its natural sparse mini-batch update, as a stream, through one of the
 // collectives of src/collectives/, and applies the exact sum. Which collective is the
 // only difference between the strategies built here.
+// With --density or --k, a rank first keeps only its top k (error feedback,
+// sparse/error_feedback.h) and the collective sums exactly what was selected: the
+// thesis' TopK SGD over SSAR (section 2.4).
+#include <optional>
+
 #include <spdlog/spdlog.h>
 
 #include "collectives/sparse_allreduce.h"
+#include "sparse/error_feedback.h"
 #include "sparse/stream_sum.h"
+#include "strategies/apply_sum.h"
 #include "strategies/strategy.h"
 
 namespace mpisgd {
@@ -14,32 +21,31 @@ namespace {
 class LosslessSparse final : public Strategy {
  public:
   LosslessSparse(const StrategyContext& c, const std::string& algorithm)
-      : dim_(c.dim), one_rank_(c.comm.size() == 1), config_(tuned(c.collective, c.comm, sizeof(float))),
-        allreduce_(make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)), input_(c.dim) {}
+      : dim_(c.dim), one_rank_(c.comm.size() == 1 && !c.sparsify.requested()),
+        config_(tuned(c.collective, c.comm, sizeof(float))),
+        allreduce_(make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)), input_(c.dim) {
+    if (!c.sparsify.requested()) return;
+    feedback_.emplace(c.sparsify, c.dim);
+    spdlog::info("{} on the top k = {} of N = {} per rank, selection {}", algorithm, feedback_->k(), c.dim,
+                 c.sparsify.select.empty() ? "threshold-reuse" : c.sparsify.select);
+  }
 
   uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
-    encode<float>(local.index, local.value, {0, dim_}, config_.dense_switch, input_);
-    const Stream<float>& sum = allreduce_->allreduce(input_);
-    if (sum.is_dense()) return w.step_dense(eta, sum.values());
-    index_.resize(sum.count());
-    value_.resize(sum.count());
-    for (size_t j = 0; j < sum.count(); ++j) {
-      index_[j] = sum.pairs()[j].index;
-      value_[j] = sum.pairs()[j].value;
-    }
-    w.step_sparse(eta, index_, value_);
-    return sum.count();
+    const SparseVector& sent = feedback_ ? feedback_->select(local) : local;
+    encode<float>(sent.index, sent.value, {0, dim_}, config_.dense_switch, input_);
+    return step_.apply(allreduce_->allreduce(input_), eta, w);
   }
   bool passes_through() const override { return one_rank_; }
+  const SparseVector* residual() const override { return feedback_ ? &feedback_->residual() : nullptr; }
 
  private:
   uint32_t dim_;
   bool one_rank_;
   CollectiveConfig config_;
   std::unique_ptr<SparseAllreduce<float>> allreduce_;
+  std::optional<ErrorFeedback> feedback_;
   Stream<float> input_;
-  std::vector<uint32_t> index_;  // the sum's pairs, as Weights takes them
-  std::vector<float> value_;
+  SumStep step_;
 };
 
 }  // namespace

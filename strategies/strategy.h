@@ -7,8 +7,9 @@
 //   - top-k with error feedback: exchange() keeps the residual of what did not make it
 //     into the global result, so it sees both the local update and the reduced one;
 //   - parameter servers (sync/async, sharded): workers pull the features of the coming
-//     batch in refresh() and push in exchange(); server ranks need a role hook (serve
-//     instead of train), to be added with the first parameter-server strategy.
+//     batch in refresh() and push in exchange(); server ranks have Role::serve and the
+//     trainer calls serve() on them instead of taking steps; an asynchronous worker need
+//     not take the empty steps of a rank whose rows ran out (lockstep()).
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -16,9 +17,13 @@
 #include <vector>
 
 #include "collectives/sparse_allreduce.h"
+#include "collectives/topk_allreduce.h"
 #include "comm/counted_comm.h"
 #include "data/dataset.h"
 #include "model/weights.h"
+#include "profile/epoch_profile.h"
+#include "ps/ps_config.h"
+#include "sparse/error_feedback.h"
 #include "sparse/sparse_vector.h"
 
 namespace mpisgd {
@@ -27,12 +32,26 @@ namespace mpisgd {
 struct StrategyContext {
   CountedComm& comm;
   uint32_t dim;
-  CollectiveConfig collective;  // for strategies built on a sparse collective
+  CollectiveConfig collective{};  // for strategies built on a sparse collective
+  SparsifyOptions sparsify{};     // top-k with error feedback (--density, --k, --select, ...)
+  TopkCollectiveConfig topk{};    // for strategies built on a top-k collective
+  ParameterServerConfig ps{};     // parameter servers (--servers, --max-staleness, step rules)
+  const Dataset* train = nullptr;  // this rank's rows (parameter servers balance shards on them)
 };
 
 class Strategy {
  public:
+  enum class Role { train, serve };
+
   virtual ~Strategy() = default;
+
+  // A serving rank trains nothing: each epoch the trainer calls before_epoch(), serve()
+  // and after_epoch(), and serve() returns once every training rank finished the epoch.
+  virtual Role role() const { return Role::train; }
+  virtual void serve(int /*epoch*/) {}
+  // True when every rank must take every step of the epoch, empty batches included, as
+  // collectives need; false lets a rank stop after its own batches.
+  virtual bool lockstep() const { return true; }
 
   virtual void before_epoch(int /*epoch*/) {}
   // Makes `w` current for the coming batch. Allreduce strategies hold the whole model.
@@ -44,13 +63,24 @@ class Strategy {
   // True when exchange() would take the step with `local` exactly as given (one rank and
   // a lossless combination): the trainer then skips handing the update over.
   virtual bool passes_through() const { return false; }
-  virtual void after_epoch(int /*epoch*/) {}
+  // What this rank holds back for later steps (error feedback's residual); null when the
+  // strategy sends every update whole.
+  virtual const SparseVector* residual() const { return nullptr; }
+  // Returns once `w` holds the whole model, for evaluation and saving (parameter servers
+  // gather it from the shards); every rank's `w` is then the same.
+  virtual void after_epoch(int /*epoch*/, Weights& /*w*/) {}
+  // Adds the strategy's own measures of the epoch (parameter servers: role, push, pull
+  // and wait times, staleness) to this rank's record.
+  virtual void add_to_record(EpochRecord& /*record*/) {}
 };
 
 struct StrategyInfo {
   std::string name;
   std::string summary;
   std::unique_ptr<Strategy> (*make)(const StrategyContext&);
+  // Every rank sends its whole update to the ranks that train, so the model is allreduce's
+  // (up to the order of the additions).
+  bool lossless = false;
 };
 
 // Every strategy the trainer knows, in the order --help lists them.

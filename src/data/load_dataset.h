@@ -13,6 +13,9 @@ struct LoadOptions {
   bool zero_based = false;
   uint64_t dim = 0;  // --dim; 0 = the largest index in the file
   size_t chunk_bytes = size_t{1} << 20;
+  // Ranks [0, readers) split the rows among them, as a job of that many ranks would; the
+  // others (parameter servers) get none, only N. 0: every rank reads.
+  int readers = 0;
 };
 
 struct LoadedData {

@@ -8,6 +8,14 @@
 
 namespace mpisgd {
 
+// A parameter-server rank's own measures of the epoch (Strategy::add_to_record).
+struct ParameterServerRecord {
+  bool serves = false;
+  double push_s = 0, pull_s = 0, wait_s = 0;  // a worker's; wait: pulls held by the staleness bound
+  double busy = 0;                             // a server's fraction of the epoch spent on messages
+  double pushes = 0, staleness_sum = 0, staleness_max = 0;  // a server's, over the pushes it applied
+};
+
 // One rank's epoch.
 struct EpochRecord {
   double wall_s = 0;     // the training steps of the epoch, start to end
@@ -19,10 +27,19 @@ struct EpochRecord {
   double loss_sum = 0;   // sum of the rows' losses when they were used
   double rows = 0;
   double steps = 0;
+  std::optional<ParameterServerRecord> ps;  // parameter-server strategies only
 };
 
 struct MinMeanMax {
   double min = 0, mean = 0, max = 0;
+};
+
+// Staleness: updates to a shard applied between a worker's pull and its push (0 for ps-sync).
+struct ParameterServerSummary {
+  int workers = 0, servers = 0;
+  MinMeanMax push_s, pull_s, wait_s;  // over the workers
+  MinMeanMax busy;                    // over the servers
+  double staleness_mean = 0, staleness_max = 0;
 };
 
 struct TestResult {
@@ -40,6 +57,7 @@ struct EpochSummary {
   double density = 0;
   double train_loss = 0;  // mean over all rows of the loss when each row was used
   std::optional<TestResult> test;
+  std::optional<ParameterServerSummary> ps;
 };
 
 // Collective: reduces every rank's record onto rank 0.

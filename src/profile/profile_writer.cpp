@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // Column order of the CSV; JSON lines use the same names.
 const char* const kSpreadNames[] = {"wall_s", "compute_s", "comm_s", "bytes_sent", "bytes_recv"};
+// Parameter servers: spreads over the workers, then over the servers.
+const char* const kServerSpreadNames[] = {"push_s", "pull_s", "wait_s", "server_busy"};
+
+std::vector<const MinMeanMax*> server_spreads(const ParameterServerSummary& ps) {
+  return {&ps.push_s, &ps.pull_s, &ps.wait_s, &ps.busy};
+}
 
 }  // namespace
 
@@ -26,7 +33,13 @@ ProfileWriter::ProfileWriter(const std::string& path, RunInfo info)
   if (json_) return;
   out_ << "epoch,ranks,threads,strategy,model,dim,steps,rows";
   for (const char* name : kSpreadNames) out_ << ',' << name << "_min," << name << "_mean," << name << "_max";
-  out_ << ",density,train_loss,test_loss," << (info_.classification ? "test_accuracy" : "test_rmse") << '\n';
+  out_ << ",density,train_loss,test_loss," << (info_.classification ? "test_accuracy" : "test_rmse");
+  if (info_.parameter_server) {
+    out_ << ",workers,servers";
+    for (const char* name : kServerSpreadNames) out_ << ',' << name << "_min," << name << "_mean," << name << "_max";
+    out_ << ",staleness_mean,staleness_max";
+  }
+  out_ << '\n';
 }
 
 ProfileWriter::~ProfileWriter() {
@@ -49,12 +62,28 @@ void ProfileWriter::write(const EpochSummary& s) {
     if (s.test)
       out_ << fmt::format(R"(,"test_loss":{},"{}":{})", test_loss, info_.classification ? "test_accuracy" : "test_rmse",
                           test_metric);
+    if (s.ps) {
+      out_ << fmt::format(R"(,"workers":{},"servers":{})", s.ps->workers, s.ps->servers);
+      const auto ps = server_spreads(*s.ps);
+      for (size_t i = 0; i < ps.size(); ++i)
+        out_ << fmt::format(R"(,"{0}_min":{1:.9g},"{0}_mean":{2:.9g},"{0}_max":{3:.9g})", kServerSpreadNames[i],
+                            ps[i]->min, ps[i]->mean, ps[i]->max);
+      out_ << fmt::format(R"(,"staleness_mean":{:.9g},"staleness_max":{:.9g})", s.ps->staleness_mean,
+                          s.ps->staleness_max);
+    }
     out_ << "}\n";
   } else {
     out_ << fmt::format("{},{},{},{},{},{},{},{}", s.epoch, s.ranks, info_.threads, info_.strategy, info_.model,
                         info_.dim, s.steps, s.rows);
     for (const auto* m : spread) out_ << fmt::format(",{:.9g},{:.9g},{:.9g}", m->min, m->mean, m->max);
-    out_ << fmt::format(",{:.9g},{:.9g},{},{}\n", s.density, s.train_loss, test_loss, test_metric);
+    out_ << fmt::format(",{:.9g},{:.9g},{},{}", s.density, s.train_loss, test_loss, test_metric);
+    if (info_.parameter_server) {
+      const ParameterServerSummary ps = s.ps.value_or(ParameterServerSummary{});
+      out_ << fmt::format(",{},{}", ps.workers, ps.servers);
+      for (const auto* m : server_spreads(ps)) out_ << fmt::format(",{:.9g},{:.9g},{:.9g}", m->min, m->mean, m->max);
+      out_ << fmt::format(",{:.9g},{:.9g}", ps.staleness_mean, ps.staleness_max);
+    }
+    out_ << '\n';
   }
   out_.flush();
   if (!out_) throw std::runtime_error(tmp_ + ": write failed");

@@ -15,6 +15,7 @@ struct RunInfo {
   int threads = 1;
   uint32_t dim = 0;
   bool classification = true;
+  bool parameter_server = false;  // adds the parameter-server columns
 };
 
 class ProfileWriter {

@@ -35,6 +35,8 @@ Resolved resolve(const TrainConfig& c) {
     if (c.sgd.threads < 1) throw std::invalid_argument("--threads must be at least 1");
     if (!(c.sgd.lr > 0)) throw std::invalid_argument("--lr must be positive");
     if (c.l2 < 0 || c.sgd.lr * c.l2 >= 1) throw std::invalid_argument("--l2 must be >= 0 with lr x l2 < 1");
+    if (c.sparsify.density > 0 && c.sparsify.k > 0) throw std::invalid_argument("give --density or --k, not both");
+    if (c.sparsify.density < 0 || c.sparsify.density > 1) throw std::invalid_argument("--density must be in (0, 1]");
     return r;
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
@@ -57,8 +59,14 @@ void log_partition(const Dataset& d, const CountedComm& comm) {
 void run_train(const TrainConfig& c, MPI_Comm world) {
   CountedComm comm(world);
   Resolved r = resolve(c);
+  try {
+    check_parameter_server(c.strategy, c.ps, comm.size());
+  } catch (const std::invalid_argument& e) {
+    throw JobFailed(e.what());
+  }
+  const int workers = training_ranks(c.strategy, c.ps, comm.size());
   spdlog::info("train: model={} strategy={} epochs={} batch={}/rank (global {}) lr={} schedule={} l2={} P={} T={} seed={}",
-               c.model, c.strategy, r.sgd.epochs, r.sgd.batch, r.sgd.batch * comm.size(), r.sgd.lr, c.lr_schedule, c.l2,
+               c.model, c.strategy, r.sgd.epochs, r.sgd.batch, r.sgd.batch * workers, r.sgd.lr, c.lr_schedule, c.l2,
                comm.size(), r.sgd.threads, r.sgd.seed);
 
   if (r.sgd.threads > 1) {
@@ -71,7 +79,9 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
 
   const double load_start = MPI_Wtime();
   LoadOptions load{c.zero_based, c.dim};
-  LoadedData train = load_dataset(c.data, world, load);
+  LoadOptions train_load = load;
+  train_load.readers = workers;  // parameter servers hold no rows
+  LoadedData train = load_dataset(c.data, world, train_load);
   LabelMap labels;
   if (r.loss.classification()) {
     labels = agree_on_labels(c.data, train.first_labels, world);
@@ -85,10 +95,22 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
 
   const bool adagrad = r.sgd.schedule == Schedule::adagrad;
   check_model_memory(world, train.data.dim, adagrad, train.dim_origin);
-  Weights w(train.data.dim, c.l2, adagrad, r.sgd.threads);
+  // Under a parameter server the servers keep the L2 scale and AdaGrad's sums; a rank's
+  // weights only hold the values it was sent (ps/model_copy.h).
+  const bool served = is_parameter_server(c.strategy);
+  Weights w(train.data.dim, served ? 0 : c.l2, adagrad && !served, r.sgd.threads);
   std::unique_ptr<Strategy> strategy;
   try {
-    strategy = make_strategy(c.strategy, StrategyContext{comm, train.data.dim, c.collective});
+    SparsifyOptions sparsify = c.sparsify;
+    sparsify.seed = r.sgd.seed;
+    StrategyContext context{comm, train.data.dim, c.collective, sparsify, c.topk};
+    context.ps = c.ps;
+    context.ps.l2 = c.l2;
+    context.ps.adagrad = adagrad;
+    context.ps.threads = r.sgd.threads;
+    context.ps.batch = r.sgd.batch;
+    context.train = &train.data;
+    strategy = make_strategy(c.strategy, context);
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
   }
@@ -97,7 +119,7 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
 
   std::optional<ProfileWriter> profile;
   if (!c.profile.empty())
-    run_on_root(world, 0, [&] { profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification()}); });
+    run_on_root(world, 0, [&] { profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification(), served}); });
   if (comm.rank() == 0) print_profile_header(stdout, r.loss.classification());
 
   for (int epoch = 1; epoch <= r.sgd.epochs; ++epoch) {

@@ -6,6 +6,9 @@
 #include <mpi.h>
 
 #include "collectives/sparse_allreduce.h"
+#include "collectives/topk_allreduce.h"
+#include "ps/ps_config.h"
+#include "sparse/error_feedback.h"
 #include "sgd/trainer.h"
 
 namespace mpisgd {
@@ -23,6 +26,9 @@ struct TrainConfig {
     c.tune_dense_switch = true;  // unless --dense-switch says otherwise
     return c;
   }();
+  SparsifyOptions sparsify;  // its seed is --seed's
+  TopkCollectiveConfig topk;
+  ParameterServerConfig ps;  // --servers, --max-staleness; the step rules come from the flags above
 };
 
 // Throws JobFailed on every rank on bad input or configuration.

@@ -13,28 +13,49 @@ Trainer::Trainer(const Dataset& train, Loss loss, Weights& w, Strategy& strategy
                  const TrainOptions& o)
     : train_(train), loss_(loss), w_(w), strategy_(strategy), comm_(comm), options_(o), order_(train.rows()),
       gradient_(train, w.dim(), o.threads, o.batch) {
-  const auto local_steps = static_cast<int64_t>((train.rows() + o.batch - 1) / o.batch);
-  steps_per_epoch_ = static_cast<uint64_t>(max_over_ranks(comm.raw(), local_steps));
+  local_steps_ = (train.rows() + o.batch - 1) / o.batch;
+  steps_per_epoch_ = static_cast<uint64_t>(max_over_ranks(comm.raw(), static_cast<int64_t>(local_steps_)));
+  const int trains = strategy.role() == Strategy::Role::train ? 1 : 0;
+  MPI_Allreduce(&trains, &training_ranks_, 1, MPI_INT, MPI_SUM, comm.raw());
 }
 
 EpochRecord Trainer::run_epoch(int epoch) {
   EpochRecord rec;
   strategy_.before_epoch(epoch);
-  std::iota(order_.begin(), order_.end(), uint64_t{0});
-  shuffle_rows(order_, options_.seed, comm_.rank(), epoch);
-
-  const float scale = static_cast<float>(1.0 / (static_cast<double>(options_.batch) * comm_.size()));
+  const bool serves = strategy_.role() == Strategy::Role::serve;
+  if (!serves) {
+    std::iota(order_.begin(), order_.end(), uint64_t{0});
+    shuffle_rows(order_, options_.seed, comm_.rank(), epoch);
+  }
   const CommStats comm_start = comm_.stats();
-  ProgressLine progress(options_.progress && comm_.rank() == 0, epoch, comm_.size());
   const double start = MPI_Wtime();
+  if (serves) strategy_.serve(epoch);
+  else train_steps(epoch, rec);
+  strategy_.after_epoch(epoch, w_);
+
+  rec.wall_s = MPI_Wtime() - start;
+  CommStats used = comm_.stats() - comm_start;
+  rec.comm_s = used.seconds;
+  rec.bytes_sent = static_cast<double>(used.bytes_sent);
+  rec.bytes_received = static_cast<double>(used.bytes_received);
+  rec.steps = static_cast<double>(steps_per_epoch_);
+  strategy_.add_to_record(rec);
+  step_ += steps_per_epoch_;
+  return rec;
+}
+
+void Trainer::train_steps(int epoch, EpochRecord& rec) {
+  const float scale = static_cast<float>(1.0 / (static_cast<double>(options_.batch) * training_ranks_));
+  ProgressLine progress(options_.progress && comm_.rank() == 0, epoch, training_ranks_);
+  const uint64_t steps = strategy_.lockstep() ? steps_per_epoch_ : local_steps_;
   double density_sum = 0;
-  for (uint64_t s = 0; s < steps_per_epoch_; ++s) {
+  for (uint64_t s = 0; s < steps; ++s) {
     size_t begin = std::min<size_t>(s * options_.batch, order_.size());
     size_t end = std::min<size_t>(begin + options_.batch, order_.size());
     std::span<const uint64_t> batch(order_.data() + begin, end - begin);
 
     strategy_.refresh(train_, batch, w_);
-    const double eta = learning_rate(options_.schedule, options_.lr, step_++, steps_per_epoch_);
+    const double eta = learning_rate(options_.schedule, options_.lr, step_ + s, steps_per_epoch_);
     const double t0 = MPI_Wtime();
     const double comm_before = comm_.stats().seconds;
     BatchLoss bl;
@@ -54,16 +75,7 @@ EpochRecord Trainer::run_epoch(int epoch) {
     progress.update(static_cast<uint64_t>(rec.rows), rec.loss_sum);
   }
   progress.finish();
-  strategy_.after_epoch(epoch);
-
-  rec.wall_s = MPI_Wtime() - start;
-  CommStats used = comm_.stats() - comm_start;
-  rec.comm_s = used.seconds;
-  rec.bytes_sent = static_cast<double>(used.bytes_sent);
-  rec.bytes_received = static_cast<double>(used.bytes_received);
-  rec.steps = static_cast<double>(steps_per_epoch_);
-  rec.density = steps_per_epoch_ ? density_sum / static_cast<double>(steps_per_epoch_) : 0;
-  return rec;
+  rec.density = steps ? density_sum / static_cast<double>(steps) : 0;
 }
 
 }  // namespace mpisgd

@@ -5,6 +5,10 @@
 // rank that has run out of rows still takes part with an empty update: collectives need
 // every rank. The step is w <- w - eta_t * (1 / (B P)) sum of the batch's gradients, the
 // mean over the nominal global batch, so eta does not have to change with P.
+// Under a parameter server only the W workers train (P counts them alone) and the server
+// ranks serve instead (Strategy::Role); an asynchronous strategy lets a worker stop after
+// its own batches (Strategy::lockstep), the learning rate still following the step's
+// number in the epoch.
 #include <cstdint>
 #include <vector>
 
@@ -38,6 +42,8 @@ class Trainer {
   uint64_t steps_per_epoch() const { return steps_per_epoch_; }
 
  private:
+  void train_steps(int epoch, EpochRecord& rec);
+
   const Dataset& train_;
   Loss loss_;
   Weights& w_;
@@ -45,7 +51,9 @@ class Trainer {
   CountedComm& comm_;
   TrainOptions options_;
   uint64_t steps_per_epoch_ = 0;
-  uint64_t step_ = 0;
+  uint64_t local_steps_ = 0;
+  int training_ranks_ = 0;
+  uint64_t step_ = 0;  // steps of the epochs before this one
   std::vector<uint64_t> order_;
   BatchGradient gradient_;
   SparseVector update_;

@@ -38,6 +38,10 @@ bad_case empty "" "empty.svm: no rows"
 bad_case comments "# header only\n\n" "comments.svm: no rows"
 bad_case classes "${rows}${rows}2 1:1\n" "classes.svm:9: third distinct label 2"
 PROFILE_EXT=txt bad_case profile_name "${rows}" "name it .csv or .jsonl"
+# Top-k settings that cannot work together.
+bad_case density_dense "${rows}" "--density and --k sparsify the update" --density 0.1
+bad_case density_and_k "${rows}" "give --density or --k, not both" --strategy topk-ag --density 0.1 --k 5
+bad_case gaussiank_select "${rows}" "gaussiank selects by its gaussian threshold" --strategy gaussiank --select exact
 
 rc=0
 timeout 60 "$RUN" -np 2 "$MPISGD" train --data "$tmp/does-not-exist.svm" >"$tmp/missing.out" 2>&1 || rc=$?
@@ -54,4 +58,11 @@ rc=0
 timeout 60 "$RUN" -np 2 "$MPISGD" train --data x --strategy nope >"$tmp/flag.out" 2>&1 || rc=$?
 [[ $rc -ne 0 && $rc -ne 124 ]] || fail "bad flag: exit code $rc"
 expect_contains "$tmp/flag.out" "--strategy" "bad strategy flag"
+for bad in "--density 1.5" "--k 0" "--select nope" "--reuse-period 0" "--repartition-period 0"; do
+  rc=0
+  # shellcheck disable=SC2086  # the flag and its value are two words
+  timeout 60 "$RUN" -np 2 "$MPISGD" train --data x --strategy topk-ag $bad >"$tmp/flag.out" 2>&1 || rc=$?
+  [[ $rc -ne 0 && $rc -ne 124 ]] || fail "$bad: exit code $rc"
+  expect_contains "$tmp/flag.out" "${bad%% *}" "$bad"
+done
 done_checks

@@ -81,4 +81,32 @@ if [[ $(nproc) -ge 2 ]]; then
   ! grep -q "threads share" "$tmp/free.out" || fail "warned about sharing with CPUs to spare"
 fi
 pass
+
+# Parameter servers: the last --servers ranks serve and the others train; both strategies
+# run to the end and exit 0, log their shards and a profile line, and their model predicts.
+expect_contains "$tmp/help.out" "ps-sync: parameter servers" "ps-sync listed in train --help"
+expect_contains "$tmp/help.out" "--max-staleness" "--max-staleness in train --help"
+for strategy in ps-sync ps-async; do
+  "$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" --test "$tmp/test.svm" --epochs 2 --batch 64 --lr 3 \
+    --strategy $strategy --servers 1 --save-model "$tmp/$strategy.model" --profile "$tmp/$strategy.csv" \
+    --no-progress >"$tmp/$strategy.out" 2>&1 || { cat "$tmp/$strategy.out"; fail "training with $strategy"; }
+  expect_contains "$tmp/$strategy.out" "shard 0 on rank 2: features [0, 5000)" "$strategy logs its shard"
+  expect_contains "$tmp/$strategy.out" "1 server busy" "$strategy prints its profile line"
+  /usr/bin/python3 - "$tmp/$strategy.csv" <<'PY' || fail "$strategy: profile without the parameter-server columns"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 2, rows
+for r in rows:
+    assert r["workers"] == "2" and r["servers"] == "1" and float(r["staleness_max"]) >= 0, r
+    assert 0 < float(r["test_accuracy"]) <= 1, r
+PY
+  "$RUN" -np 2 "$MPISGD" predict --model "$tmp/$strategy.model" --data "$tmp/test.svm" >"$tmp/predict.out" 2>&1 ||
+    { cat "$tmp/predict.out"; fail "predict with the $strategy model"; }
+  pass
+done
+expect_contains "$tmp/ps-async.out" "staleness unbounded" "ps-async says its staleness is unbounded"
+if "$RUN" -np 2 "$MPISGD" train --data "$tmp/train.svm" --strategy ps-sync --servers 2 --no-progress >"$tmp/ps_bad.out" 2>&1; then
+  fail "--servers 2 on 2 ranks trained"
+fi
+expect_contains "$tmp/ps_bad.out" "--servers 2 leaves no rank to train on 2 ranks" "S >= P is one error at start"
 done_checks

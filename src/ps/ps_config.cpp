@@ -1,0 +1,31 @@
+#include "ps/ps_config.h"
+
+#include <stdexcept>
+
+namespace mpisgd {
+
+bool is_parameter_server(const std::string& strategy) { return strategy == "ps-sync" || strategy == "ps-async"; }
+
+void check_parameter_server(const std::string& strategy, const ParameterServerConfig& c, int ranks) {
+  if (!is_parameter_server(strategy)) {
+    if (c.servers) throw std::invalid_argument("--servers is for --strategy ps-sync or ps-async, not " + strategy);
+    if (c.max_staleness != ParameterServerConfig::kUnbounded)
+      throw std::invalid_argument("--max-staleness is for --strategy ps-async, not " + strategy);
+    return;
+  }
+  if (strategy == "ps-sync" && c.max_staleness != ParameterServerConfig::kUnbounded)
+    throw std::invalid_argument("--max-staleness bounds ps-async; ps-sync never runs ahead (it is ps-async with 0)");
+  if (c.max_staleness < ParameterServerConfig::kUnbounded)
+    throw std::invalid_argument("--max-staleness must be 0 or more steps");
+  if (c.servers < 0) throw std::invalid_argument("--servers must be at least 1");
+  if (c.server_ranks() >= ranks)
+    throw std::invalid_argument("--servers " + std::to_string(c.server_ranks()) + " leaves no rank to train on " +
+                                std::to_string(ranks) + " rank" + (ranks == 1 ? "" : "s") +
+                                ": run at least " + std::to_string(c.server_ranks() + 1) + " ranks");
+}
+
+int training_ranks(const std::string& strategy, const ParameterServerConfig& c, int ranks) {
+  return is_parameter_server(strategy) ? ranks - c.server_ranks() : ranks;
+}
+
+}  // namespace mpisgd

@@ -1,0 +1,37 @@
+#pragma once
+// Settings of the parameter-server strategies (ps-sync, ps-async) and the checks every
+// rank makes on them at start, before anything is read: they are the same on every rank,
+// so a bad combination is one error everywhere, never a rank waiting for a server that
+// does not exist.
+#include <cstdint>
+#include <string>
+
+namespace mpisgd {
+
+struct ParameterServerConfig {
+  static constexpr int64_t kUnbounded = -1;
+
+  int servers = 0;                    // --servers S: the last S ranks serve; 0: not given (1)
+  int64_t max_staleness = kUnbounded; // --max-staleness K (ps-async); kUnbounded: not given
+  // How the servers take a step, the rules model/weights.h applies on every rank for the
+  // other strategies, and the batch; the trainer fills them in from --l2, --lr-schedule,
+  // --threads and --batch.
+  double l2 = 0;
+  bool adagrad = false;
+  int threads = 1;
+  uint64_t batch = 1;  // rows per worker step, for the shards' expected traffic
+
+  int server_ranks() const { return servers ? servers : 1; }
+};
+
+bool is_parameter_server(const std::string& strategy);
+
+// Throws std::invalid_argument naming the flag when `c` cannot run `strategy` on `ranks`
+// ranks: S >= P, --max-staleness with ps-sync, parameter-server flags with any other
+// strategy.
+void check_parameter_server(const std::string& strategy, const ParameterServerConfig& c, int ranks);
+
+// The ranks that train (the first ones): all of them, or all but the servers.
+int training_ranks(const std::string& strategy, const ParameterServerConfig& c, int ranks);
+
+}  // namespace mpisgd

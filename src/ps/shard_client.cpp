@@ -1,0 +1,90 @@
+#include "ps/shard_client.h"
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+
+namespace mpisgd {
+namespace {
+
+int message_bytes(const Message& m) {
+  if (m.size() > static_cast<size_t>(INT_MAX))
+    throw std::runtime_error("parameter server: a shard's part of one step is over 2 GiB, more than one MPI message; "
+                             "use more --servers or a smaller --batch");
+  return static_cast<int>(m.size());
+}
+
+}  // namespace
+
+ShardClient::ShardClient(CountedComm& comm, const ShardMap& map, int first_server)
+    : comm_(comm), map_(map), first_server_(first_server), out_(static_cast<size_t>(map.servers())),
+      in_(static_cast<size_t>(map.servers())), version_(static_cast<size_t>(map.servers()), 0) {
+  requests_.reserve(2 * out_.size());
+}
+
+void ShardClient::pull(uint64_t step, std::span<const uint32_t> features, std::vector<float>& values) {
+  const double start = MPI_Wtime();
+  CountedComm::Timed timed(comm_);
+  map_.cut(features, cuts_);
+  requests_.clear();
+  for (size_t s = 0; s < out_.size(); ++s) {
+    out_[s].start(PullHeader{step});
+    out_[s].append(features.subspan(cuts_[s], cuts_[s + 1] - cuts_[s]));
+    in_[s].resize(sizeof(ValuesHeader) + (cuts_[s + 1] - cuts_[s]) * sizeof(float));
+    requests_.emplace_back();
+    MPI_Irecv(in_[s].data(), message_bytes(in_[s]), MPI_BYTE, first_server_ + static_cast<int>(s), kTagValues,
+              comm_.raw(), &requests_.back());
+  }
+  send_all(kTagPull);
+  values.resize(features.size());
+  double held = 0;
+  for (size_t s = 0; s < in_.size(); ++s) {
+    comm_.count_received(in_[s].size());
+    const auto h = in_[s].header<ValuesHeader>();
+    version_[s] = h.version;
+    held = std::max(held, h.held_s);
+    in_[s].read<ValuesHeader>(0, cuts_[s + 1] - cuts_[s], values.data() + cuts_[s]);
+  }
+  stats_.wait_s += held;
+  stats_.pull_s += MPI_Wtime() - start;
+}
+
+void ShardClient::push(uint64_t step, double eta, const SparseVector& update) {
+  const double start = MPI_Wtime();
+  CountedComm::Timed timed(comm_);
+  map_.cut(update.index, cuts_);
+  requests_.clear();
+  for (size_t s = 0; s < out_.size(); ++s) {
+    const size_t from = cuts_[s], n = cuts_[s + 1] - cuts_[s];
+    out_[s].start(PushHeader{step, version_[s], eta});
+    out_[s].append(std::span<const uint32_t>(update.index).subspan(from, n));
+    out_[s].append(std::span<const float>(update.value).subspan(from, n));
+  }
+  send_all(kTagPush);
+  stats_.push_s += MPI_Wtime() - start;
+}
+
+void ShardClient::done() {
+  CountedComm::Timed timed(comm_);
+  requests_.clear();
+  for (Message& m : out_) m.resize(0);
+  send_all(kTagDone);
+}
+
+void ShardClient::send_all(int tag) {
+  for (size_t s = 0; s < out_.size(); ++s) {
+    requests_.emplace_back();
+    MPI_Isend(out_[s].data(), message_bytes(out_[s]), MPI_BYTE, first_server_ + static_cast<int>(s), tag, comm_.raw(),
+              &requests_.back());
+    comm_.count_sent(out_[s].size());
+  }
+  MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+}
+
+ClientStats ShardClient::take_stats() {
+  ClientStats s = stats_;
+  stats_ = {};
+  return s;
+}
+
+}  // namespace mpisgd

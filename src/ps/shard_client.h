@@ -1,0 +1,54 @@
+#pragma once
+// A worker's side of the parameter-server protocol (messages.h): a sparse pull of the
+// features its next batch touches and a sparse push of its update, each split by shard
+// and sent to the S servers at once with non-blocking MPI (the replies' receives posted
+// first), so a step costs one round trip to the slowest server, not S in turn.
+// Cost per step: 3 S alpha + (4 k + 4 k + 8 m) beta for k features pulled, m pushed.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <mpi.h>
+
+#include "comm/counted_comm.h"
+#include "ps/messages.h"
+#include "ps/shard_map.h"
+#include "sparse/sparse_vector.h"
+
+namespace mpisgd {
+
+// One epoch of a worker.
+struct ClientStats {
+  double pull_s = 0;  // inside pulls, waiting included
+  double push_s = 0;
+  double wait_s = 0;  // of the pulls' time: servers holding them back (staleness bound)
+};
+
+class ShardClient {
+ public:
+  // Server s is rank first_server + s of `comm`.
+  ShardClient(CountedComm& comm, const ShardMap& map, int first_server);
+
+  // values[j] = the model's value of features[j] (ascending) for step `step` of the epoch.
+  void pull(uint64_t step, std::span<const uint32_t> features, std::vector<float>& values);
+  // Sends this step's update (sorted pairs) to the shards' servers.
+  void push(uint64_t step, double eta, const SparseVector& update);
+  // Tells every server this worker is done with the epoch (after its last push).
+  void done();
+
+  ClientStats take_stats();
+
+ private:
+  void send_all(int tag);  // out_[s] to every server, then waits for the receives posted
+
+  CountedComm& comm_;
+  const ShardMap& map_;
+  int first_server_;
+  std::vector<Message> out_, in_;
+  std::vector<MPI_Request> requests_;
+  std::vector<uint64_t> version_;  // per server: the version of the last values pulled
+  std::vector<size_t> cuts_;
+  ClientStats stats_;
+};
+
+}  // namespace mpisgd

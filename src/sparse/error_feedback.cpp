@@ -1,0 +1,84 @@
+#include "sparse/error_feedback.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mpisgd {
+
+uint64_t SparsifyOptions::k_for(uint32_t dim) const {
+  if (k > 0) return std::min<uint64_t>(k, dim);
+  const double d = density > 0 ? density : 0.01;
+  return std::min<uint64_t>(dim, std::max<uint64_t>(dim > 0, static_cast<uint64_t>(std::ceil(d * dim))));
+}
+
+ErrorFeedback::ErrorFeedback(const SparsifyOptions& options, uint32_t dim)
+    : k_(options.k_for(dim)), warmup_steps_(options.warmup_steps),
+      selector_(make_topk_selector(options.select.empty() ? "threshold-reuse" : options.select,
+                                   TopkOptions{options.reuse_period, options.seed})) {}
+
+const SparseVector& ErrorFeedback::select(const SparseVector& local) {
+  add_sparse(local, residual_, merged_);
+  if (step_++ < warmup_steps_) {
+    residual_.clear();
+    std::swap(sent_, merged_);
+    return sent_;
+  }
+  selector_->select(merged_.value, k_, kept_);
+  split_selected(merged_, kept_, sent_, residual_);
+  return sent_;
+}
+
+void ErrorFeedback::take_back(const Stream<float>& dropped) {
+  if (dropped.count() == 0) return;
+  back_.clear();
+  if (dropped.is_dense()) {
+    for (uint32_t i = 0; i < dropped.count(); ++i) {
+      if (dropped.values()[i] == 0.0f) continue;
+      back_.index.push_back(i);
+      back_.value.push_back(dropped.values()[i]);
+    }
+  } else {
+    for (const Pair<float>& p : dropped.pairs()) {
+      back_.index.push_back(p.index);
+      back_.value.push_back(p.value);
+    }
+  }
+  add_sparse(residual_, back_, merged_);
+  std::swap(residual_, merged_);
+}
+
+void add_sparse(const SparseVector& a, const SparseVector& b, SparseVector& out) {
+  out.clear();
+  out.index.reserve(a.nnz() + b.nnz());
+  out.value.reserve(a.nnz() + b.nnz());
+  size_t i = 0, j = 0;
+  auto push = [&](uint32_t index, float value) {
+    if (value == 0.0f) return;
+    out.index.push_back(index);
+    out.value.push_back(value);
+  };
+  while (i < a.nnz() && j < b.nnz()) {
+    if (a.index[i] < b.index[j]) {
+      push(a.index[i], a.value[i]);
+      ++i;
+    } else if (b.index[j] < a.index[i]) {
+      push(b.index[j], b.value[j]);
+      ++j;
+    } else {
+      push(a.index[i], a.value[i] + b.value[j]);
+      ++i;
+      ++j;
+    }
+  }
+  for (; i < a.nnz(); ++i) push(a.index[i], a.value[i]);
+  for (; j < b.nnz(); ++j) push(b.index[j], b.value[j]);
+}
+
+void write_pairs(const SparseVector& v, uint32_t dim, Stream<float>& out) {
+  out.reserve(2 * uint64_t{dim});
+  out.set_sparse(static_cast<uint32_t>(v.nnz()));
+  std::span<Pair<float>> pairs = out.pairs();
+  for (size_t j = 0; j < v.nnz(); ++j) pairs[j] = {v.index[j], v.value[j]};
+}
+
+}  // namespace mpisgd

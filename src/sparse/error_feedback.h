@@ -1,0 +1,61 @@
+#pragma once
+// Error feedback for top-k sparsified SGD (sparse AllReduce thesis section 2.4; Ok-Topk
+// Algorithm 1, lines 3-5; gTop-k Algorithm 4): a rank sends only about k values of its
+// update and keeps the others as a residual that joins its next update, so gradient mass
+// is delayed, never lost. What a rank selects from is its natural sparse gradient plus its
+// residual, merged: the selection runs over their non-zeros, never over all N.
+// The residual is kept in gradient units (before the learning rate), so that
+//   applied update + all ranks' residuals == all ranks' raw updates, summed over steps.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sparse/sparse_vector.h"
+#include "sparse/stream.h"
+#include "sparse/topk_select.h"
+
+namespace mpisgd {
+
+struct SparsifyOptions {
+  double density = 0;  // k = ceil(density N) per rank ...
+  uint64_t k = 0;      // ... unless k is set
+  std::string select;  // a topk_select.h method; empty: threshold-reuse
+  uint32_t reuse_period = 32;
+  uint64_t warmup_steps = 0;  // steps that send the whole update before sparsifying
+  uint64_t seed = 1;
+
+  bool requested() const { return density > 0 || k > 0; }
+  // The per-rank k for N features (at least 1 when N > 0); density 0.01 if neither is set.
+  uint64_t k_for(uint32_t dim) const;
+};
+
+class ErrorFeedback {
+ public:
+  // Throws std::invalid_argument for an unknown selection method or a reuse period of 0.
+  ErrorFeedback(const SparsifyOptions& options, uint32_t dim);
+
+  uint64_t k() const { return k_; }
+  // True while the warm-up lasts: the coming select() keeps everything.
+  bool warming_up() const { return step_ < warmup_steps_; }
+  // Merges `local` into the residual and splits the sum: returns the pairs to send (about
+  // k, indices ascending); the others stay in the residual. Counts a step.
+  const SparseVector& select(const SparseVector& local);
+  // Adds what a collective handed back (a stream over [0, N)) to the residual.
+  void take_back(const Stream<float>& dropped);
+  const SparseVector& residual() const { return residual_; }
+
+ private:
+  uint64_t k_, warmup_steps_, step_ = 0;
+  std::unique_ptr<TopkSelector> selector_;
+  SparseVector merged_, sent_, residual_, back_;
+  std::vector<uint32_t> kept_;
+};
+
+// out = a + b over ascending indices; exact zeros are dropped.
+void add_sparse(const SparseVector& a, const SparseVector& b, SparseVector& out);
+
+// Writes `v` into `out` as pairs over [0, N), however many there are (reserving room for
+// up to N pairs, more than the dense form's bytes: a top-k collective takes pairs).
+void write_pairs(const SparseVector& v, uint32_t dim, Stream<float>& out);
+
+}  // namespace mpisgd

@@ -1,0 +1,137 @@
+// Parameter servers: MPI-SGD's ParameterServer synchronous and asynchronous strategies
+// (thesis sections 2.1 and 4.2.2; its only route to asynchronous SGD), sharded as in the
+// Marian thesis (section 3.3). The last S ranks each own a contiguous shard of the model,
+// balanced by traffic (src/ps/shard_map.h), and train nothing; each of the W = P - S
+// workers pulls the features its next batch touches (refresh) and pushes its update split
+// by shard (exchange).
+//   ps-sync   servers sum a step's W pushes in worker order and apply them as one step,
+//             then answer the next pulls: the model allreduce trains on the W workers.
+//   ps-async  servers apply each push as it arrives; --max-staleness K lets a worker be at
+//             most K steps ahead of the slowest (SSP); K = 0 waits at every step, which
+//             is ps-sync, and runs as it.
+// Cost per worker step: 3 S alpha + (8 k + 8 m) beta (k distinct features of the batch,
+// m non-zeros of its update). A server takes its shard's part of every worker's traffic:
+// with one server that is W (8 k + 8 m) beta per step, the bottleneck that made the
+// thesis choose allreduce; S balanced shards divide it by S.
+#include <spdlog/spdlog.h>
+
+#include <optional>
+#include <stdexcept>
+
+#include "ps/index_set.h"
+#include "ps/model_copy.h"
+#include "ps/shard_client.h"
+#include "ps/shard_map.h"
+#include "ps/shard_server.h"
+#include "strategies/strategy.h"
+
+namespace mpisgd {
+namespace {
+
+class ParameterServer final : public Strategy {
+ public:
+  ParameterServer(const StrategyContext& c, const std::string& name, ShardServer::Mode mode)
+      : comm_(c.comm), mode_(mode), workers_(c.comm.size() - c.ps.server_ranks()),
+        map_(ShardMap::balance(*c.train, c.ps.batch, c.ps.server_ranks(), c.comm.raw())), batch_features_(c.dim) {
+    log_start(name, c.ps);
+    if (comm_.rank() >= workers_) {
+      const int s = comm_.rank() - workers_;
+      server_.emplace(comm_, map_.shard(s), workers_, mode, c.ps.max_staleness, c.ps);
+    } else {
+      client_.emplace(comm_, map_, workers_);
+    }
+  }
+
+  Role role() const override { return server_ ? Role::serve : Role::train; }
+  bool lockstep() const override { return mode_ == ShardServer::Mode::sync; }
+
+  void before_epoch(int /*epoch*/) override { step_ = 0; }
+  void serve(int /*epoch*/) override { server_->serve_epoch(); }
+
+  void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
+    features_.clear();
+    for (uint64_t r : batch)
+      for (uint32_t i : data.row_index(r)) batch_features_.insert(i);
+    batch_features_.drain(features_);
+    client_->pull(step_, features_, values_);
+    assign_values(w, features_, values_, scratch_);
+  }
+
+  uint64_t exchange(const SparseVector& local, double eta, Weights& /*w*/) override {
+    client_->push(step_++, eta, local);
+    return local.nnz();
+  }
+
+  void after_epoch(int /*epoch*/, Weights& w) override {
+    if (client_) client_->done();
+    gather_model(comm_, map_, workers_, server_ ? &*server_ : nullptr, w);
+  }
+
+  void add_to_record(EpochRecord& record) override {
+    ParameterServerRecord r;
+    if (server_) {
+      const ServerStats& s = server_->stats();
+      r.serves = true;
+      r.busy = s.serve_s > 0 ? (s.serve_s - s.idle_s) / s.serve_s : 0;
+      r.pushes = static_cast<double>(s.pushes);
+      r.staleness_sum = s.staleness_sum;
+      r.staleness_max = static_cast<double>(s.staleness_max);
+    } else {
+      const ClientStats c = client_->take_stats();
+      r.push_s = c.push_s;
+      r.pull_s = c.pull_s;
+      r.wait_s = c.wait_s;
+    }
+    record.ps = r;
+  }
+
+ private:
+  void log_start(const std::string& name, const ParameterServerConfig& ps) const {
+    if (comm_.rank() != 0) return;
+    const int servers = map_.servers();
+    std::string pace = mode_ == ShardServer::Mode::sync ? "every worker waits for the others at each step"
+                       : ps.max_staleness == ParameterServerConfig::kUnbounded
+                           ? "staleness unbounded (--max-staleness K bounds it)"
+                           : "a worker runs at most " + std::to_string(ps.max_staleness) + " steps ahead of the slowest";
+    auto ranks = [](int first, int count) {
+      return count == 1 ? "rank " + std::to_string(first)
+                        : "ranks " + std::to_string(first) + "-" + std::to_string(first + count - 1);
+    };
+    spdlog::info("{}: {} worker{} ({}), {} server{} ({}); {}", name, workers_, workers_ == 1 ? "" : "s",
+                 ranks(0, workers_), servers, servers == 1 ? "" : "s", ranks(workers_, servers), pace);
+    for (int s = 0; s < servers; ++s)
+      spdlog::info("  shard {} on rank {}: features [{}, {}), {} of them, {:.1f}% of the expected traffic", s,
+                   workers_ + s, map_.shard(s).begin, map_.shard(s).end, map_.shard(s).length(), 100 * map_.share(s));
+  }
+
+  CountedComm& comm_;
+  ShardServer::Mode mode_;
+  int workers_;
+  ShardMap map_;
+  std::optional<ShardServer> server_;
+  std::optional<ShardClient> client_;
+  uint64_t step_ = 0;
+  IndexSet batch_features_;
+  std::vector<uint32_t> features_;
+  std::vector<float> values_, scratch_;
+};
+
+void check_context(const std::string& name, const StrategyContext& context) {
+  check_parameter_server(name, context.ps, context.comm.size());
+  if (!context.train) throw std::invalid_argument(name + ": the shards are balanced on the training rows, and none were given");
+}
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_ps_sync(const StrategyContext& context) {
+  check_context("ps-sync", context);
+  return std::make_unique<ParameterServer>(context, "ps-sync", ShardServer::Mode::sync);
+}
+
+std::unique_ptr<Strategy> make_ps_async(const StrategyContext& context) {
+  check_context("ps-async", context);
+  const auto mode = context.ps.max_staleness == 0 ? ShardServer::Mode::sync : ShardServer::Mode::async;
+  return std::make_unique<ParameterServer>(context, "ps-async", mode);
+}
+
+}  // namespace mpisgd

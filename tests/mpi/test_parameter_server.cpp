@@ -1,0 +1,297 @@
+// Parameter servers (ps-sync, ps-async): the model of allreduce on the W workers, the
+// staleness bound, balanced shards, flag checks, and shutdown with uneven or slow workers.
+// The servers need P >= 2; at P = 1 the tests check that the job says so.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "comm/extrema.h"
+#include "comm/job_error.h"
+#include "data/labels.h"
+#include "data/load_dataset.h"
+#include "model/model_file.h"
+#include "mpi_test_util.h"
+#include "ps/shard_map.h"
+#include "sgd/evaluate.h"
+#include "sgd/train_job.h"
+#include "strategies/strategy.h"
+
+using namespace mpisgd;
+using namespace mpisgd::test;
+
+namespace {
+
+// Rows with ~8 of 60 features, head features (low indices) in most rows, labels from a
+// hidden linear model (regression: its value).
+std::string skewed_file(int rows, unsigned seed, bool regression) {
+  std::mt19937 rng(seed);
+  std::string text;
+  for (int r = 0; r < rows; ++r) {
+    std::string features;
+    double margin = 0;
+    for (int i = 1; i <= 60; ++i) {
+      if (rng() % (i <= 4 ? 2 : 9)) continue;
+      const double value = 1 + static_cast<double>(rng() % 3) / 2;
+      std::ostringstream f;
+      f << ' ' << i << ':' << value;
+      features += f.str();
+      margin += value * (i % 3 == 0 ? 1.0 : -0.7) * (1 + i % 5) / 5.0;
+    }
+    std::ostringstream label;
+    if (regression) label << margin;
+    else label << (margin > -0.3 ? "+1" : "-1");
+    text += label.str() + features + "\n";
+  }
+  return text;
+}
+
+TrainConfig config(const std::string& data, const std::string& model_out) {
+  TrainConfig c;
+  c.data = data;
+  c.save_model = model_out;
+  c.sgd.epochs = 2;
+  c.sgd.batch = 8;
+  c.sgd.lr = 0.5;
+  c.sgd.progress = false;
+  return c;
+}
+
+std::vector<double> weights_of(const std::string& model) { return load_model(model).w; }
+
+// Rank 0 compares the two saved models: the largest difference relative to the largest
+// weight of `reference`; every rank gets the answer.
+double relative_difference(const std::string& model, const std::string& reference) {
+  double diff = 0;
+  if (world_rank() == 0) {
+    const std::vector<double> a = weights_of(model), b = weights_of(reference);
+    double scale = 0;
+    for (double v : b) scale = std::max(scale, std::abs(v));
+    diff = a.size() == b.size() && scale > 0 ? 0 : 1;
+    for (size_t j = 0; j < std::min(a.size(), b.size()); ++j) diff = std::max(diff, std::abs(a[j] - b[j]) / scale);
+  }
+  MPI_Bcast(&diff, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return diff;
+}
+
+// Trains `c` on the first `ranks` ranks only (the others wait).
+void train_on_first(int ranks, const TrainConfig& c) {
+  MPI_Comm sub = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() < ranks ? 0 : MPI_UNDEFINED, world_rank(), &sub);
+  if (sub != MPI_COMM_NULL) {
+    run_train(c, sub);
+    MPI_Comm_free(&sub);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+double accuracy(const std::string& model_path, const std::string& data) {
+  LinearModel m = load_model(model_path);
+  Dataset d = load_dataset(data, MPI_COMM_WORLD, {}).data;
+  return evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v) { return m.decision(i, v); })
+      .result.metric;
+}
+
+// Forwards to a strategy, sleeping in each of this rank's steps when `slow`.
+class SlowWorker final : public Strategy {
+ public:
+  SlowWorker(std::unique_ptr<Strategy> inner, bool slow) : inner_(std::move(inner)), slow_(slow) {}
+  Role role() const override { return inner_->role(); }
+  void serve(int epoch) override { inner_->serve(epoch); }
+  bool lockstep() const override { return inner_->lockstep(); }
+  void before_epoch(int epoch) override { inner_->before_epoch(epoch); }
+  void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
+    inner_->refresh(data, batch, w);
+  }
+  // Between its pull and its push, so that the others' pushes make its own stale.
+  uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
+    if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    return inner_->exchange(local, eta, w);
+  }
+  void after_epoch(int epoch, Weights& w) override { inner_->after_epoch(epoch, w); }
+  void add_to_record(EpochRecord& record) override { inner_->add_to_record(record); }
+
+ private:
+  std::unique_ptr<Strategy> inner_;
+  bool slow_;
+};
+
+}  // namespace
+
+TEST_CASE("ps-sync trains the model allreduce trains on its W workers", "[ps]") {
+  const int p = world_size();
+  std::string dir = scratch_dir();
+  std::string cls = write_file("ps_cls.svm", skewed_file(300, 1, false));
+  std::string reg = write_file("ps_reg.svm", skewed_file(300, 2, true));
+  if (p == 1) {
+    TrainConfig c = config(cls, dir + "/never.model");
+    c.strategy = "ps-sync";
+    REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("leaves no rank to train"));
+    return;
+  }
+  struct Case {
+    std::string model, schedule;
+    double l2;
+  };
+  const Case cases[] = {{"logreg", "constant", 0},      {"logreg", "invscaling", 1e-3}, {"logreg", "adagrad", 1e-3},
+                        {"svm", "invscaling", 1e-3},    {"linreg", "constant", 1e-3}};
+  for (int servers = 1; servers <= std::min(2, p - 1); ++servers) {
+    for (const Case& k : cases) {
+      CAPTURE(servers, k.model, k.schedule, k.l2);
+      TrainConfig c = config(k.model == "linreg" ? reg : cls, dir + "/ar.model");
+      c.model = k.model;
+      c.lr_schedule = k.schedule;
+      c.l2 = k.l2;
+      c.sgd.lr = k.model == "linreg" ? 0.1 : 0.5;
+      train_on_first(p - servers, c);
+      c.strategy = "ps-sync";
+      c.ps.servers = servers;
+      c.save_model = dir + "/ps.model";
+      run_train(c, MPI_COMM_WORLD);
+      REQUIRE(on_all_ranks(relative_difference(dir + "/ps.model", dir + "/ar.model") <= 1e-6));
+    }
+  }
+}
+
+TEST_CASE("ps-async with --max-staleness 0 is ps-sync; bounded and unbounded ones learn", "[ps]") {
+  const int p = world_size();
+  if (p == 1) return;  // the servers need a rank of their own
+  std::string dir = scratch_dir();
+  std::string train = write_file("ps_async_train.svm", skewed_file(600, 3, false));
+  std::string test = write_file("ps_async_test.svm", skewed_file(300, 4, false));
+  TrainConfig c = config(train, dir + "/sync.model");
+  c.sgd.epochs = 6;
+  c.sgd.batch = 4;
+  c.l2 = 1e-4;
+  c.strategy = "ps-sync";
+  run_train(c, MPI_COMM_WORLD);
+  const double sync_accuracy = accuracy(dir + "/sync.model", test);
+  REQUIRE(on_all_ranks(sync_accuracy > 0.85));
+
+  c.strategy = "ps-async";
+  c.ps.max_staleness = 0;
+  c.save_model = dir + "/async0.model";
+  run_train(c, MPI_COMM_WORLD);
+  REQUIRE(on_all_ranks(relative_difference(dir + "/async0.model", dir + "/sync.model") <= 1e-6));
+
+  for (int64_t bound : {int64_t{1}, ParameterServerConfig::kUnbounded}) {
+    for (int servers = 1; servers <= std::min(2, p - 1); ++servers) {
+      CAPTURE(bound, servers);
+      c.ps.max_staleness = bound;
+      c.ps.servers = servers;
+      c.save_model = dir + "/async.model";
+      run_train(c, MPI_COMM_WORLD);
+      // Staleness costs little on a problem this small; a point or two at most.
+      REQUIRE(on_all_ranks(accuracy(dir + "/async.model", test) > sync_accuracy - 0.03));
+    }
+  }
+}
+
+TEST_CASE("parameter-server flags are checked at start on every rank", "[ps][errors]") {
+  std::string dir = scratch_dir();
+  std::string data = write_file("ps_flags.svm", skewed_file(40, 5, false));
+  TrainConfig c = config(data, dir + "/never.model");
+  c.strategy = "ps-sync";
+  c.ps.servers = world_size();
+  REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("leaves no rank to train"));
+  c.ps.servers = 0;
+  c.ps.max_staleness = 2;
+  REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--max-staleness bounds ps-async"));
+  c.strategy = "allreduce";
+  REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--max-staleness is for --strategy ps-async"));
+  c.ps.max_staleness = ParameterServerConfig::kUnbounded;
+  c.ps.servers = 1;
+  REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--servers is for"));
+  REQUIRE(on_all_ranks(!std::filesystem::exists(dir + "/never.model")));
+}
+
+TEST_CASE("shards are contiguous, cover [0, N) and balance the expected traffic", "[ps]") {
+  std::string data = write_file("ps_shards.svm", skewed_file(400, 6, false));
+  const Dataset d = load_dataset(data, MPI_COMM_WORLD, {}).data;
+  for (int servers : {1, 2, 3, 7, 80}) {
+    CAPTURE(servers);
+    const ShardMap map = ShardMap::balance(d, 8, servers, MPI_COMM_WORLD);
+    bool ok = map.servers() == servers && map.shard(0).begin == 0 && map.shard(servers - 1).end == d.dim;
+    double shares = 0, top = 0;
+    for (int s = 0; s < servers; ++s) {
+      ok = ok && map.shard(s).begin <= map.shard(s).end && (s == 0 || map.shard(s).begin == map.shard(s - 1).end);
+      shares += map.share(s);
+      top = std::max(top, map.share(s));
+    }
+    REQUIRE(on_all_ranks(ok && std::abs(shares - 1) < 1e-9));
+    // The head features (1-4, in half the rows each) are at low indices: equal index
+    // ranges would give the first of 2 or 3 servers well over its share.
+    if (servers <= 3) REQUIRE(on_all_ranks(top < 1.2 / servers));
+    // Every server has its part of an ascending index list.
+    std::vector<uint32_t> all(d.dim);
+    for (uint32_t i = 0; i < d.dim; ++i) all[i] = i;
+    std::vector<size_t> cuts;
+    map.cut(all, cuts);
+    bool cut_ok = cuts.size() == static_cast<size_t>(servers) + 1;
+    for (int s = 0; cut_ok && s < servers; ++s)
+      cut_ok = cuts[static_cast<size_t>(s)] == map.shard(s).begin && cuts[static_cast<size_t>(s) + 1] == map.shard(s).end;
+    REQUIRE(on_all_ranks(cut_ok));
+  }
+}
+
+TEST_CASE("parameter servers shut down cleanly with workers of 0 and 1 rows", "[ps]") {
+  if (world_size() == 1) return;
+  std::string data = write_file("ps_two.svm", "+1 1:1 3:1\n-1 2:1\n");
+  TrainConfig c = config(data, scratch_dir() + "/two.model");
+  c.sgd.batch = 1;
+  for (std::string strategy : {"ps-sync", "ps-async"}) {
+    for (int64_t bound : {ParameterServerConfig::kUnbounded, int64_t{0}, int64_t{1}}) {
+      if (strategy == "ps-sync" && bound != ParameterServerConfig::kUnbounded) continue;
+      CAPTURE(strategy, bound);
+      c.strategy = strategy;
+      c.ps.max_staleness = bound;
+      REQUIRE_NOTHROW(run_train(c, MPI_COMM_WORLD));
+    }
+  }
+}
+
+TEST_CASE("a slow worker holds nobody forever and leaves no message behind", "[ps]") {
+  const int p = world_size();
+  if (p == 1) return;
+  std::string path = write_file("ps_slow.svm", skewed_file(200, 7, false));
+  for (int64_t bound : {ParameterServerConfig::kUnbounded, int64_t{0}, int64_t{2}}) {
+    CAPTURE(bound);
+    bool clean = false;
+    {
+      CountedComm comm(MPI_COMM_WORLD);
+      LoadOptions load;
+      load.readers = p - 1;
+      LoadedData d = load_dataset(path, MPI_COMM_WORLD, load);
+      to_signs(d.data, agree_on_labels(path, d.first_labels, MPI_COMM_WORLD));
+      Weights w(d.data.dim, 0, false);
+      StrategyContext context{comm, d.data.dim};
+      context.ps.max_staleness = bound;
+      context.ps.batch = 10;
+      context.train = &d.data;
+      SlowWorker strategy(make_strategy("ps-async", context), world_rank() == 0);
+      TrainOptions o;
+      o.batch = 10;
+      o.progress = false;
+      Trainer trainer(d.data, Loss{LossKind::logistic}, w, strategy, comm, o);
+      EpochSummary summary;
+      for (int epoch = 1; epoch <= 2; ++epoch) summary = summarize_epoch(epoch, trainer.run_epoch(epoch), comm.raw());
+      MPI_Barrier(comm.raw());
+      int pending = 0;
+      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm.raw(), &pending, MPI_STATUS_IGNORE);
+      const auto bits = static_cast<int64_t>(w.hash() >> 1);
+      clean = !pending && min_over_ranks(MPI_COMM_WORLD, bits) == max_over_ranks(MPI_COMM_WORLD, bits);
+      // The profile: roles, times, and no staleness where every worker waits (K = 0).
+      if (world_rank() == 0) {
+        const ParameterServerSummary& ps = summary.ps.value();
+        clean = clean && ps.workers == p - 1 && ps.servers == 1 && ps.busy.min >= 0 && ps.busy.max <= 1 &&
+                ps.push_s.min >= 0 && ps.wait_s.max <= ps.pull_s.max && (bound != 0 || ps.staleness_max == 0);
+      }
+    }
+    REQUIRE(on_all_ranks(clean));
+  }
+}
