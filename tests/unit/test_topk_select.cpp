@@ -1,5 +1,6 @@
 // Top-k selection (issue 16): exact keeps the k largest magnitudes (checked against a full
-// sort), the threshold methods keep a count within their band of k on every call and always
+// sort, also on layouts that defeat a sample and on sizes around the selectors' blocks of 16
+// values), the threshold methods keep a count within their band of k on every call and always
 // a "top set" (nothing left out is larger than anything kept), approx keeps k in expectation,
 // and the random methods repeat themselves for a seed. Gradients are drawn normal and
 // heavy-tailed (Cauchy), with signs, and with ties.
@@ -67,6 +68,44 @@ void check_top_set(const std::vector<float>& values, const std::vector<uint32_t>
 
 size_t ceil_frac(size_t k, size_t num, size_t den) { return (k * num + den - 1) / den; }
 
+// Positions by descending magnitude, ties by ascending position: the exact k are the first k.
+std::vector<uint32_t> ranked(const std::vector<float>& values) {
+  std::vector<uint32_t> order(values.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return std::fabs(values[a]) > std::fabs(values[b]); });
+  return order;
+}
+
+// The first k of `order`, ascending.
+std::vector<uint32_t> first_sorted(const std::vector<uint32_t>& order, size_t k) {
+  std::vector<uint32_t> top(order.begin(), order.begin() + static_cast<ptrdiff_t>(std::min(k, order.size())));
+  std::sort(top.begin(), top.end());
+  return top;
+}
+
+// Inputs whose layout a sampling selector could trip on: sorted either way, the largest values
+// packed into runs of 32 (a sample drawn in runs then holds many of them or none), mostly
+// zeros, and a few distinct magnitudes.
+std::vector<std::vector<float>> awkward_inputs(std::mt19937& rng, size_t n) {
+  std::vector<std::vector<float>> out;
+  auto v = normal_values(rng, n);
+  std::sort(v.begin(), v.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); });
+  out.push_back(v);
+  std::reverse(v.begin(), v.end());
+  out.push_back(v);
+  auto clustered = normal_values(rng, n, 0.01f);
+  for (size_t i = 0; i < n; ++i)
+    if (i / 32 % 50 == 7) clustered[i] = 10 + std::fabs(clustered[i]) * 100;
+  out.push_back(clustered);
+  auto zeros = normal_values(rng, n);
+  for (size_t i = 0; i < n; ++i)
+    if (i % 16 != 3) zeros[i] = 0;
+  out.push_back(zeros);
+  out.push_back(tied_values(rng, n));
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("make_topk_selector knows the five methods and names them when asked for another", "[topk]") {
@@ -115,6 +154,21 @@ TEST_CASE("exact keeps the k largest magnitudes, the lowest positions among ties
   }
 }
 
+TEST_CASE("exact matches a full sort on awkward layouts and on sizes around its block of 16", "[topk]") {
+  std::mt19937 rng(13);
+  auto selector = make_topk_selector("exact");
+  for (size_t n : {size_t{3}, size_t{15}, size_t{16}, size_t{31}, size_t{1029}, size_t{200003}}) {
+    for (const auto& values : awkward_inputs(rng, n)) {
+      const auto order = ranked(values);
+      for (size_t k : {size_t{1}, size_t{2}, n / 1000, n / 100, n / 7, n - 1}) {
+        if (k == 0 || k >= n) continue;
+        CAPTURE(n, k);
+        REQUIRE(select(*selector, values, k) == first_sorted(order, k));
+      }
+    }
+  }
+}
+
 TEST_CASE("every method keeps nothing for k = 0, everything for k >= n, and handles n = 0", "[topk]") {
   std::mt19937 rng(5);
   const auto values = normal_values(rng, 50);
@@ -143,6 +197,31 @@ TEST_CASE("threshold methods give a count in their band even when all values are
         REQUIRE(kept.size() >= ceil_frac(40, 2, 3));
         REQUIRE(kept.size() <= 40 * 5 / 4);
         check_top_set(values, kept);
+      }
+    }
+  }
+}
+
+TEST_CASE("every method handles k = 1 and n below or off a multiple of 16", "[topk]") {
+  std::mt19937 rng(17);
+  for (auto name : topk_selector_names()) {
+    auto s = make_topk_selector(name, {.reuse_period = 2, .seed = 4});
+    for (size_t n : {size_t{2}, size_t{7}, size_t{15}, size_t{17}, size_t{33}, size_t{1000}, size_t{4099}}) {
+      for (size_t k : {size_t{1}, n / 3, n - 1}) {
+        if (k == 0) continue;
+        for (int call = 0; call < 3; ++call) {
+          CAPTURE(name, n, k, call);
+          const auto values = call == 1 ? tied_values(rng, n) : cauchy_values(rng, n);
+          const auto kept = select(*s, values, k);
+          REQUIRE(std::is_sorted(kept.begin(), kept.end()));
+          REQUIRE(std::adjacent_find(kept.begin(), kept.end()) == kept.end());
+          for (uint32_t p : kept) REQUIRE(p < n);
+          if (name == "approx") continue;
+          check_top_set(values, kept);
+          REQUIRE(kept.size() >= (name == "threshold-reuse" ? ceil_frac(k, 2, 3) : ceil_frac(k, 3, 4)));
+          REQUIRE(kept.size() <= k * 5 / 4);
+          if (name == "exact") REQUIRE(kept == first_sorted(ranked(values), k));
+        }
       }
     }
   }
@@ -187,6 +266,24 @@ TEST_CASE("threshold-reuse stays within [2k/3, 5k/4] while the distribution drif
   REQUIRE(reused_off_k > 0);  // the threshold was reused, not recomputed every step
 }
 
+TEST_CASE("threshold-reuse recovers its band when the scale jumps up or down between exact calls", "[topk]") {
+  std::mt19937 rng(43);
+  const size_t n = 50000, k = 500;
+  auto s = make_topk_selector("threshold-reuse", {.reuse_period = 1000});
+  const auto base = normal_values(rng, n);
+  // Each change of scale moves the count out of the band: up by 30 keeps most values, up by 1.3
+  // about 5 k, down almost none.
+  for (float scale : {1.0f, 1.0f, 30.0f, 30.0f, 0.01f, 0.01f, 3.0f, 1.0f, 1.3f, 1.0f}) {
+    auto values = normal_values(rng, n);
+    for (size_t i = 0; i < n; ++i) values[i] = scale * (0.2f * values[i] + base[i]);
+    CAPTURE(scale);
+    const auto kept = select(*s, values, k);
+    REQUIRE(kept.size() >= ceil_frac(k, 2, 3));
+    REQUIRE(kept.size() <= k * 5 / 4);
+    check_top_set(values, kept);
+  }
+}
+
 TEST_CASE("threshold-reuse with period 1 is exact on every call", "[topk]") {
   std::mt19937 rng(31);
   auto reuse = make_topk_selector("threshold-reuse", {.reuse_period = 1});
@@ -222,6 +319,19 @@ TEST_CASE("approx keeps k in expectation and always keeps a dominant value", "[t
   for (int draw = 0; draw < 50; ++draw) {
     const auto kept = select(*s, values, 10);
     REQUIRE(std::binary_search(kept.begin(), kept.end(), 617u));
+  }
+}
+
+TEST_CASE("approx never keeps a zero while the largest value is within its budget", "[topk]") {
+  // ||v||_inf <= ||v||_1 / k: p_i = k |v_i| / ||v||_1, which is 0 for the zeros.
+  std::mt19937 rng(47);
+  auto s = make_topk_selector("approx", {.seed = 5});
+  auto values = normal_values(rng, 20011);
+  for (size_t i = 0; i < values.size(); i += 2) values[i] = 0;
+  for (int draw = 0; draw < 20; ++draw) {
+    const auto kept = select(*s, values, 200);
+    REQUIRE(!kept.empty());
+    for (uint32_t p : kept) REQUIRE(values[p] != 0);
   }
 }
 
