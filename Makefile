@@ -17,7 +17,7 @@ $(error MPI=$(MPI): use MPI=openmpi (the default) or MPI=mpich)
 endif
 # Each MPI and sanitizer build has a folder of its own, so none mixes objects of another.
 BUILD     ?= build$(if $(filter mpich,$(MPI)),-mpich)$(if $(SANITIZE),-san)
-export MPIRUN BUILD
+export MPIRUN BUILD SANITIZE
 NPROC     := $(shell nproc 2>/dev/null || echo 2)
 MAKEFLAGS += -j$(NPROC) --no-print-directory
 
@@ -46,6 +46,9 @@ APPS      := $(patsubst apps/%.cpp,$(BUILD)/%,$(wildcard apps/*.cpp))
 UNIT_OBJS := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tests/unit/*.cpp))
 MPI_OBJS  := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tests/mpi/*.cpp))
 TESTS     := $(BUILD)/unit_tests $(BUILD)/mpi_tests
+# Under the sanitizers `make test` runs a reduced suite (tests/run_all.sh) that needs only
+# the trainer and the generator, not the benchmark apps.
+TEST_APPS := $(if $(SANITIZE),$(BUILD)/mpisgd $(BUILD)/gen_data,$(APPS))
 
 .PHONY: all deps test demo bench bench-allreduce bench-strategies clean
 .SECONDARY:
@@ -71,7 +74,7 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(BUILD)/libmpisgd.a
 $(BUILD)/mpi_tests: $(MPI_OBJS) $(BUILD)/libmpisgd.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS)
 
-test: $(APPS) $(TESTS)
+test: $(TEST_APPS) $(TESTS)
 	@tests/run_all.sh
 
 demo: $(APPS)

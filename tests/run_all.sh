@@ -7,6 +7,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD=${BUILD:-build}  # the build to test: build-mpich, build-san, ... (see the Makefile)
+if [[ -n "${SANITIZE:-}" ]]; then
+  # The sanitizers slow everything several times: the MPI tests at 1 rank and at 3 (one
+  # that folds, as no power of two does), and the script that feeds every kind of bad
+  # input to the trainer.
+  MPI_RANKS=${MPI_RANKS-"1 3"}
+  COLLECTIVE_RANKS=${COLLECTIVE_RANKS-""}
+  E2E=${E2E-tests/e2e/cli_errors.sh}
+fi
 MPI_RANKS=${MPI_RANKS-"1 2 3 4 5"}
 # The collectives' own tests also run at these rank counts, so that every collective is
 # covered at P = 1..9 and 13 (folds of 1..5 extra ranks, a prime, group sizes that do
