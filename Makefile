@@ -49,8 +49,19 @@ TESTS     := $(BUILD)/unit_tests $(BUILD)/mpi_tests
 # Under the sanitizers `make test` runs a reduced suite (tests/run_all.sh) that needs only
 # the trainer and the generator, not the benchmark apps.
 TEST_APPS := $(if $(SANITIZE),$(BUILD)/mpisgd $(BUILD)/gen_data,$(APPS))
+# The fuzz targets (fuzz/, see `fuzz:` below), and their corpus replays for `make test`.
+FUZZ_TARGETS  := $(basename $(notdir $(wildcard fuzz/*_fuzz.cpp)))
+FUZZ_BUILD    ?= build-fuzz
+FUZZ_SECONDS  ?= 60
+FUZZ_CXX      ?= clang++-14
+FUZZ_FLAGS    := -std=c++20 -O1 -g $(if $(ARCH),-march=$(ARCH)) -I. -Isrc \
+                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+# What each target links: the library files it fuzzes, no MPI.
+FUZZ_SRCS_libsvm_parser_fuzz       := src/data/libsvm_parser.cpp src/data/quote.cpp
+FUZZ_SRCS_binary_cache_header_fuzz := src/data/cache_header.cpp src/data/crc32c.cpp
+FUZZ_REPLAYS  := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%_replay)
 
-.PHONY: all deps test demo bench bench-allreduce bench-strategies clean
+.PHONY: all deps test demo bench bench-allreduce bench-strategies clean fuzz fuzz-replay test-large
 .SECONDARY:
 all: $(APPS)
 
@@ -74,7 +85,7 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(BUILD)/libmpisgd.a
 $(BUILD)/mpi_tests: $(MPI_OBJS) $(BUILD)/libmpisgd.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS)
 
-test: $(TEST_APPS) $(TESTS)
+test: $(TEST_APPS) $(TESTS) $(FUZZ_REPLAYS)
 	@tests/run_all.sh
 
 demo: $(APPS)
@@ -94,6 +105,32 @@ bench-allreduce: $(APPS)
 bench-strategies: $(APPS)
 	@scripts/install_deps.sh --bench
 	@scripts/bench_strategies.py --network $(NETWORK)
+
+# Fuzzing (fuzz/): `make fuzz` builds each target with clang's libFuzzer and the
+# sanitizers into $(FUZZ_BUILD) and runs it FUZZ_SECONDS on its checked-in corpus
+# (fuzz/corpus/<target>/, never written). `make fuzz-replay` builds the same targets with
+# $(CXX) and a plain main() that runs each corpus file once: what `make test` replays.
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
+	@fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+.SECONDEXPANSION:
+$(FUZZ_BUILD)/%_fuzz: fuzz/%_fuzz.cpp $$(FUZZ_SRCS_$$*_fuzz) $(wildcard src/data/*.h)
+	@scripts/install_deps.sh --fuzz
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*_fuzz) -o $@
+
+fuzz-replay: $(FUZZ_REPLAYS)
+
+fuzz_objs = $(FUZZ_SRCS_$1:%.cpp=$(BUILD)/obj/%.o)
+$(BUILD)/fuzz/%_replay: $(BUILD)/obj/fuzz/%.o $(BUILD)/obj/fuzz/replay_main.o $$(call fuzz_objs,$$*)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) $^ -o $@
+
+# Files just over 2 GiB and 4 GiB read at P = 1 and 3 (tests/large/large_files.sh): several
+# minutes and up to 8 GB of disk under $(LARGE_DIR), removed afterwards.
+LARGE_DIR ?= out/large
+test-large: $(BUILD)/mpisgd $(BUILD)/gen_data
+	@LARGE_DIR=$(LARGE_DIR) tests/large/large_files.sh
 
 clean:
 	rm -rf $(BUILD)

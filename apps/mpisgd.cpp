@@ -114,6 +114,7 @@ int main(int argc, char** argv) {
   t->add_option("--save-model", train.save_model, "write the model in LIBLINEAR's format");
   t->add_option("--dim", train.dim, "number of features (default: the largest index)");
   t->add_flag("--zero-based", train.zero_based, "the files use 0-based indices");
+  t->add_option("--max-memory", train.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
   t->add_flag("!--no-progress", train.sgd.progress, "no running progress line on the terminal");
 
   mpisgd::PredictConfig predict;
@@ -125,6 +126,7 @@ int main(int argc, char** argv) {
   p->add_option("--out", predict.out, "write one prediction per row");
   p->add_option("--threads", predict.threads, "OpenMP threads per rank")->capture_default_str();
   p->add_flag("--zero-based", predict.zero_based, "the file uses 0-based indices");
+  p->add_option("--max-memory", predict.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
 
   mpisgd::ConvertConfig convert;
   auto* c = app.add_subcommand("convert", "convert LIBSVM text into the binary cache");
@@ -134,6 +136,7 @@ int main(int argc, char** argv) {
   c->add_option("--out", convert.out, "binary cache to write")->required();
   c->add_option("--dim", convert.dim, "number of features (default: the largest index)");
   c->add_flag("--zero-based", convert.zero_based, "the file uses 0-based indices");
+  c->add_option("--max-memory", convert.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
 
   try {
     app.parse(argc, argv);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package mpisgd needs, and nothing when they are all there,
 # so `make` can call it on every run. `--bench` adds what the benchmarks compare against
-# and iproute2 for scripts/slow_network.sh; `--mpich` adds Debian's MPICH (`make MPI=mpich`).
+# and iproute2 for scripts/slow_network.sh; `--mpich` adds Debian's MPICH (`make MPI=mpich`);
+# `--fuzz` adds clang 14 and its runtime, which holds libFuzzer (`make fuzz`).
 set -euo pipefail
 
 packages=(
@@ -15,7 +16,8 @@ for option in "$@"; do
   case $option in
     --bench) packages+=(python3-sklearn time iproute2) ;;
     --mpich) packages+=(mpich libmpich-dev) ;;
-    *) echo "install_deps: unknown option $option (known: --bench, --mpich)" >&2; exit 2 ;;
+    --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
+    *) echo "install_deps: unknown option $option (known: --bench, --mpich, --fuzz)" >&2; exit 2 ;;
   esac
 done
 

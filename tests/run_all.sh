@@ -52,6 +52,11 @@ run() {
 echo "== $BUILD under ${MPIRUN:-mpirun}: $("${MPIRUN:-mpirun}" --version 2>&1 | grep -m1 -oE 'Open MPI\)? [0-9.]+|Version: +[0-9.]+' | sed -E 's/\)//; s/^Version: +/Hydra (MPICH) /')"
 echo "== unit tests"
 run "unit" "$BUILD"/unit_tests
+echo "== fuzz corpus replay (fuzz/corpus)"
+for replay in "$BUILD"/fuzz/*_replay; do
+  target=$(basename "$replay" _replay)
+  run "replay $target" "$replay" "fuzz/corpus/$target"
+done
 echo "== MPI tests (ranks: $MPI_RANKS)"
 for np in $MPI_RANKS; do
   run "mpi -np $np" scripts/mpirun_local.sh -np "$np" "$BUILD"/mpi_tests

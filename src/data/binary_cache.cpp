@@ -23,13 +23,10 @@ namespace mpisgd {
 namespace {
 
 constexpr uint32_t kBlockBytes = uint32_t{1} << 20;
-constexpr MPI_Offset kHeaderBytes = sizeof(CacheHeader);
 // Bytes hashed and then inspected at a time, so the inspection finds them in L2.
 constexpr uint64_t kChunkBytes = uint64_t{64} << 10;
 // Bytes per MPI-IO read where the entries cannot be mapped.
 constexpr uint64_t kReadBytes = uint64_t{512} << 10;
-
-uint32_t header_crc(const CacheHeader& h) { return crc32c(0, &h, offsetof(CacheHeader, header_crc)); }
 
 // Damage found at file offset `at`, the ordering key among ranks' failures; what() is
 // the cause alone, the file is named where it is caught.
@@ -40,73 +37,19 @@ struct Damaged : std::runtime_error {
 
 std::string row_name(uint64_t global_row) { return "row " + std::to_string(global_row + 1); }
 
-// Where the sections and the blocks lie, for sizes already known to fit the file.
-struct Layout {
-  uint64_t block_bytes, blocks;
-  MPI_Offset label, row_ptr, index, value, table, end;
-
-  Layout(uint64_t rows, uint64_t nnz, uint32_t block) : block_bytes(block) {
-    label = kHeaderBytes;
-    row_ptr = label + static_cast<MPI_Offset>(rows * sizeof(float));
-    index = row_ptr + static_cast<MPI_Offset>((rows + 1) * sizeof(uint64_t));
-    value = index + static_cast<MPI_Offset>(nnz * sizeof(uint32_t));
-    table = value + static_cast<MPI_Offset>(nnz * sizeof(float));
-    blocks = (static_cast<uint64_t>(table - label) + block_bytes - 1) / block_bytes;
-    end = table + static_cast<MPI_Offset>(blocks * sizeof(uint32_t));
-  }
-
-  uint64_t block_of(MPI_Offset at) const { return static_cast<uint64_t>(at - label) / block_bytes; }
-  MPI_Offset block_begin(uint64_t k) const { return label + static_cast<MPI_Offset>(k * block_bytes); }
-  MPI_Offset block_end(uint64_t k) const { return std::min(block_begin(k + 1), table); }
-
-  std::string describe(uint64_t k) const {
-    const MPI_Offset b = block_begin(k), e = block_end(k);
-    std::string what;
-    const std::pair<MPI_Offset, const char*> sections[] = {
-        {label, "labels"}, {row_ptr, "row offsets"}, {index, "indices"}, {value, "values"}, {table, ""}};
-    for (size_t s = 0; s + 1 < std::size(sections); ++s)
-      if (sections[s].first < e && sections[s + 1].first > b)
-        what += (what.empty() ? "" : ", ") + std::string(sections[s].second);
-    return "block " + std::to_string(k + 1) + " of " + std::to_string(blocks) + " (bytes " +
-           std::to_string(b) + " to " + std::to_string(e) + ": " + what + ")";
-  }
-};
-
 // The header, checked on its own and against the file's size without trusting its sizes.
-std::pair<CacheHeader, Layout> read_header(MpiFile& file) {
+std::pair<CacheHeader, CacheLayout> read_header(MpiFile& file) {
   const auto size = file.size();
-  if (size < kHeaderBytes)
-    throw Damaged(0, std::to_string(size) + " bytes, shorter than the header (truncated?)");
   CacheHeader h{};
-  file.read_exact(0, &h, sizeof h);
-  if (std::memcmp(h.magic, kCacheMagic, sizeof h.magic) != 0) throw Damaged(0, "bad magic");
-  const bool intact = h.header_crc == header_crc(h);
-  if (h.version != kCacheVersion)
-    throw std::runtime_error(file.path() + ": mpisgd binary cache of format version " +
-                             std::to_string(h.version) + (intact ? "" : " (or a damaged header)") +
-                             ", this build reads version " + std::to_string(kCacheVersion) +
-                             ": re-run `mpisgd convert` on the text file");
-  if (!intact) throw Damaged(0, "header checksum mismatch");
-  if (h.rows == 0)
-    throw Damaged(offsetof(CacheHeader, rows), "the header says 0 rows (a file needs at least one)");
-  if (!std::has_single_bit(h.block_bytes) || h.block_bytes < 4096 || h.block_bytes > (uint32_t{1} << 30))
-    throw Damaged(offsetof(CacheHeader, block_bytes), "block size " + std::to_string(h.block_bytes) +
-                                                          " is not a power of two from 4 KiB to 1 GiB");
-  // Every row takes 12 bytes and every entry 8: bounding them first keeps the layout's
-  // sums from wrapping whatever the header says.
-  const auto room = static_cast<uint64_t>(size - kHeaderBytes);
-  if (h.rows > room / 12 || h.nnz > room / 8)
-    throw Damaged(offsetof(CacheHeader, rows), "the header says " + std::to_string(h.rows) + " rows and " +
-                                                   std::to_string(h.nnz) + " entries, more than its " +
-                                                   std::to_string(size) + " bytes hold");
-  const Layout at(h.rows, h.nnz, h.block_bytes);
-  if (at.end != size)
-    throw Damaged(
-        0, std::to_string(size) + " bytes where the header says " + std::to_string(at.end) + " (truncated?)");
-  return {h, at};
+  if (size >= static_cast<MPI_Offset>(sizeof h)) file.read_exact(0, &h, sizeof h);
+  try {
+    return {h, check_cache_header(h, static_cast<uint64_t>(size))};
+  } catch (const CacheHeaderError& e) {
+    throw Damaged(static_cast<MPI_Offset>(e.at), e.what());
+  }
 }
 
-std::vector<uint32_t> read_table(MpiFile& file, const Layout& at, uint32_t table_crc) {
+std::vector<uint32_t> read_table(MpiFile& file, const CacheLayout& at, uint32_t table_crc) {
   std::vector<uint32_t> table(at.blocks);
   file.read_exact(at.table, table.data(), table.size() * sizeof(uint32_t));
   if (crc32c(0, table.data(), table.size() * sizeof(uint32_t)) != table_crc)
@@ -123,7 +66,7 @@ class BlockChecker {
  public:
   using Inspect = std::function<void(MPI_Offset from, MPI_Offset to)>;  // bytes [from, to) of the file
 
-  BlockChecker(MpiFile& file, const Layout& at, const std::vector<uint32_t>& table)
+  BlockChecker(MpiFile& file, const CacheLayout& at, const std::vector<uint32_t>& table)
       : file_(file), at_(at), table_(table), scratch_(std::min<uint64_t>(kChunkBytes, at.block_bytes)) {}
 
   // The bytes [from, from + n) of the file, held at `p`.
@@ -187,7 +130,7 @@ class BlockChecker {
   }
 
   MpiFile& file_;
-  const Layout& at_;
+  const CacheLayout& at_;
   const std::vector<uint32_t>& table_;
   std::vector<std::byte> scratch_;
   bool open_ = false;
@@ -232,7 +175,7 @@ uint64_t sum_over_ranks(uint64_t v, MPI_Comm comm) {
 }
 
 // XORs into terms[k] the share of the n bytes written at `offset` in block k's CRC.
-void add_terms(const Layout& at, MPI_Offset offset, const void* data, uint64_t n,
+void add_terms(const CacheLayout& at, MPI_Offset offset, const void* data, uint64_t n,
                std::vector<uint32_t>& terms) {
   const std::byte* p = bytes_of(data);
   while (n > 0) {
@@ -248,7 +191,7 @@ void add_terms(const Layout& at, MPI_Offset offset, const void* data, uint64_t n
 
 // This rank's rows [r0, r1): labels and row offsets, checked; the offsets then count from
 // the rank's first entry. Returns the global number of that entry.
-uint64_t read_rows(MpiFile& file, BlockChecker& check, const CacheHeader& h, const Layout& at, Dataset& d) {
+uint64_t read_rows(MpiFile& file, BlockChecker& check, const CacheHeader& h, const CacheLayout& at, Dataset& d) {
   const uint64_t r0 = d.first_row, rows = d.rows();
   const MPI_Offset label_at = at.label + static_cast<MPI_Offset>(r0 * sizeof(float));
   const MPI_Offset ptr_at = at.row_ptr + static_cast<MPI_Offset>(r0 * sizeof(uint64_t));
@@ -290,7 +233,7 @@ uint64_t read_rows(MpiFile& file, BlockChecker& check, const CacheHeader& h, con
 }
 
 // This rank's entries, mapped or read, and checked: indices below dim, values finite.
-void read_entries(MpiFile& file, BlockChecker& check, const Layout& at, uint64_t base, CacheRead how,
+void read_entries(MpiFile& file, BlockChecker& check, const CacheLayout& at, uint64_t base, CacheRead how,
                   Dataset& d) {
   const uint64_t nnz = d.row_ptr.back();
   const MPI_Offset index_at = at.index + static_cast<MPI_Offset>(base * sizeof(uint32_t));
@@ -371,7 +314,7 @@ void write_binary_cache(const Dataset& d, const std::string& path, MPI_Comm comm
   if (rank == 0) nnz_before = 0;
 
   // This rank's pieces of the file; rank 0 also writes the opening row offset 0.
-  const Layout at(rows, nnz, kBlockBytes);
+  const CacheLayout at(rows, nnz, kBlockBytes);
   const auto row0 = static_cast<MPI_Offset>(d.first_row);
   std::vector<uint64_t> ptr(d.row_ptr.begin() + (rank == 0 ? 0 : 1), d.row_ptr.end());
   for (auto& p : ptr) p += nnz_before;
@@ -404,7 +347,7 @@ void write_binary_cache(const Dataset& d, const std::string& path, MPI_Comm comm
     h.nnz = nnz;
     h.block_bytes = kBlockBytes;
     h.table_crc = crc32c(0, table.data(), table.size() * sizeof(uint32_t));
-    h.header_crc = header_crc(h);
+    h.header_crc = cache_header_crc(h);
   }
 
   write_file_atomically(path, comm, [&](MpiFile& file) {

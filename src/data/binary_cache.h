@@ -1,10 +1,6 @@
 #pragma once
 // Binary cache of a LIBSVM file, read back much faster than text.
-// Layout (host byte order, checked by the magic):
-//   CacheHeader (64 B) | label f32[R] | row_ptr u64[R+1] | index u32[nnz] | value f32[nnz] | crc u32[K]
-// The bytes from the labels to the table are checked in K blocks of block_bytes (the
-// last one shorter): crc[k] is block k's CRC-32C (data/crc32c.h); the header holds the
-// CRC of the table and, in its last field, of its own first 60 bytes.
+// Layout: data/cache_header.h.
 // Rank r holds rows [R*r/P, R*(r+1)/P): labels and row offsets read with MPI-IO, its
 // index and value sections (nearly all the bytes) mapped read-only where the file can be
 // mapped, read with MPI-IO where not. Each rank checks every block its bytes lie in,
@@ -16,26 +12,10 @@
 
 #include <mpi.h>
 
+#include "data/cache_header.h"
 #include "data/dataset.h"
 
 namespace mpisgd {
-
-struct CacheHeader {
-  char magic[8];
-  uint32_t version;
-  uint32_t dim;
-  uint64_t rows;
-  uint64_t nnz;
-  uint32_t block_bytes;  // a power of two
-  uint32_t table_crc;    // CRC-32C of crc u32[K]
-  char reserved[20];     // zero
-  uint32_t header_crc;   // CRC-32C of the bytes above, so a damaged header is named as such
-};
-static_assert(sizeof(CacheHeader) == 64);
-
-inline constexpr char kCacheMagic[8] = {'M', 'P', 'I', 'S', 'G', 'D', 'C', '\n'};
-// 3: CRC-32C per block. Older caches are refused with a request to convert again.
-inline constexpr uint32_t kCacheVersion = 3;
 
 // Collective: true if `path` starts like a cache (read by rank 0, broadcast): with the
 // magic, or damaged, with half of the magic's bytes in place or a NUL byte in its first

@@ -12,6 +12,7 @@ struct ConvertConfig {
   std::string data, out;
   bool zero_based = false;
   uint64_t dim = 0;
+  std::string max_memory = "auto";  // data/csr_memory.h
 };
 
 void run_convert(const ConvertConfig& config, MPI_Comm comm);

@@ -18,10 +18,6 @@ inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 inline bool ends_token(const char* p, const char* end) {
   return p == end || is_space(*p) || *p == '#';
 }
-inline const char* skip_space(const char* p) {
-  while (is_space(*p)) ++p;
-  return p;
-}
 inline const char* token_end(const char* p, const char* end) {
   while (!ends_token(p, end)) ++p;
   return p;
@@ -153,6 +149,16 @@ inline bool parse_simple_index(const char*& p, uint64_t& out) {
 
 void LibsvmParser::fail(const std::string& cause) const { throw ParseError{lines_, cause}; }
 
+const char* LibsvmParser::skip_space(const char* p, const char* end) const {
+  while (*p == ' ' || *p == '\t') ++p;
+  if (*p != '\r') return p;
+  // Only blanks may follow a '\r' on its line: a CR-only line end with more after it
+  // (a token, or a comment that would swallow the next lines) is an error, not a blank.
+  while (is_space(*p)) ++p;
+  if (p != end) fail(kInnerCr);
+  return p;
+}
+
 void LibsvmParser::check_comment(const char* p, const char* end) const {
   if (has_inner_cr(p, end)) fail(kInnerCr);
 }
@@ -240,7 +246,7 @@ const char* LibsvmParser::parse(const char* begin, const char* end, const char* 
 }
 
 void LibsvmParser::parse_line(const char* p, const char* end, const char* readable_end, Dataset& out) {
-  p = skip_space(p);
+  p = skip_space(p, end);
   if (p == end) return;
   if (*p == '#') return check_comment(p, end);
 
@@ -252,7 +258,7 @@ void LibsvmParser::parse_line(const char* p, const char* end, const char* readab
     if (!seen) first_labels_.push_back({label, lines_});
   }
 
-  p = skip_space(p);
+  p = skip_space(p, end);
   if (is_qid(p, end)) p = skip_qid(p, end);
 
   // Entries go straight into the CSR through plain pointers: the arrays are first sized
@@ -270,7 +276,7 @@ void LibsvmParser::parse_line(const char* p, const char* end, const char* readab
   uint64_t previous = 0;
   bool first = true;
   for (;;) {
-    p = skip_space(p);
+    p = skip_space(p, end);
     if (p == end || *p == '#') break;
     uint64_t idx = 0;
     const char* v = p;

@@ -59,6 +59,8 @@ class LibsvmParser {
   // readable_end may be loaded, but nothing past the line is used.
   void parse_line(const char* p, const char* end, const char* readable_end, Dataset& out);
   [[noreturn]] void fail(const std::string& cause) const;
+  // Past the blanks at p; fails when a '\r' among them is not the line's end.
+  const char* skip_space(const char* p, const char* end) const;
   // A comment is not parsed, but may hide a CR-only line end.
   void check_comment(const char* p, const char* end) const;
   // Full checks and messages for what the fast paths do not take; return past the token.

@@ -14,7 +14,7 @@ namespace {
 LoadedData load_all(const std::string& path, MPI_Comm comm, const LoadOptions& options) {
   const std::string dim_flag = "--dim " + std::to_string(options.dim);
   if (!is_binary_cache(path, comm)) {
-    TextReadOptions text{{options.zero_based, options.dim}, options.chunk_bytes};
+    TextReadOptions text{{options.zero_based, options.dim}, options.chunk_bytes, options.max_memory};
     auto [data, labels, dim_line] = read_libsvm_text(path, comm, text);
     const uint64_t index = uint64_t{data.dim} - (options.zero_based ? 1 : 0);
     std::string origin = options.dim ? dim_flag : InputError(path, dim_line, "index " + std::to_string(index)).what();

@@ -1,4 +1,6 @@
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,8 @@ struct LoadOptions {
   // Ranks [0, readers) split the rows among them, as a job of that many ranks would; the
   // others (parameter servers) get none, only N. 0: every rank reads.
   int readers = 0;
+  // --max-memory for a text file (data/csr_memory.h): nullopt for auto, 0 for no check.
+  std::optional<uint64_t> max_memory;
 };
 
 struct LoadedData {

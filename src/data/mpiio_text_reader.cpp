@@ -8,6 +8,7 @@
 #include "comm/counted_comm.h"
 #include "comm/extrema.h"
 #include "comm/job_error.h"
+#include "data/csr_memory.h"
 #include "data/mpi_file.h"
 
 namespace mpisgd {
@@ -97,6 +98,7 @@ TextReadResult read_libsvm_text(const std::string& path, MPI_Comm comm,
   Dataset& data = result.data;
   data.path = path;
   LibsvmParser parser(options.parse);
+  const uint64_t memory_limit = rank_memory_limit(comm, options.max_memory);
   std::optional<LocalFailure> io_failure;
   std::optional<ParseError> parse_error;
   try {
@@ -105,6 +107,9 @@ TextReadResult read_libsvm_text(const std::string& path, MPI_Comm comm,
     };
     MPI_Offset end = share(rank + 1);
     MPI_Offset start = first_line_start(file, share(rank));
+    if (start < end && memory_limit)
+      check_csr_fits(path, rank, size, estimate_text_csr(file, start, end), static_cast<uint64_t>(end - start),
+                     memory_limit, !options.max_memory);
     if (start < end) parse_range(file, start, end, options.chunk_bytes, parser, data);
   } catch (const ParseError& e) {
     parse_error = e;

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "comm/job_error.h"
+#include "data/csr_memory.h"
 #include "data/load_dataset.h"
 #include "data/mpi_file.h"
 #include "model/model_file.h"
@@ -35,6 +36,7 @@ void write_predictions(const std::string& path, const Dataset& d, const LinearMo
 }  // namespace
 
 void run_predict(const PredictConfig& c, MPI_Comm comm) {
+  const LoadOptions load{.zero_based = c.zero_based, .max_memory = parse_max_memory(c.max_memory)};
   std::optional<LinearModel> model;
   std::optional<LocalFailure> failure;
   try {
@@ -44,7 +46,7 @@ void run_predict(const PredictConfig& c, MPI_Comm comm) {
   }
   agree_on_error(comm, failure);
 
-  Dataset data = load_dataset(c.data, comm, LoadOptions{c.zero_based, 0}).data;
+  Dataset data = load_dataset(c.data, comm, load).data;
   Evaluation ev = evaluate(data, Loss{model->loss}, model->labels, c.threads, comm,
                            [&](auto index, auto value) { return model->decision(index, value); });
   int rank = 0;

@@ -11,6 +11,7 @@ struct PredictConfig {
   std::string model, data, out;
   bool zero_based = false;
   int threads = 1;
+  std::string max_memory = "auto";  // data/csr_memory.h
 };
 
 void run_predict(const PredictConfig& config, MPI_Comm comm);

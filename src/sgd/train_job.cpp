@@ -10,6 +10,7 @@
 #include "comm/extrema.h"
 #include "comm/job_error.h"
 #include "data/labels.h"
+#include "data/csr_memory.h"
 #include "data/load_dataset.h"
 #include "model/model_file.h"
 #include "model/model_memory.h"
@@ -78,7 +79,7 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   }
 
   const double load_start = MPI_Wtime();
-  LoadOptions load{c.zero_based, c.dim};
+  LoadOptions load{.zero_based = c.zero_based, .dim = c.dim, .max_memory = parse_max_memory(c.max_memory)};
   LoadOptions train_load = load;
   train_load.readers = workers;  // parameter servers hold no rows
   LoadedData train = load_dataset(c.data, world, train_load);

@@ -21,6 +21,7 @@ struct TrainConfig {
   std::string profile, save_model;
   bool zero_based = false;
   uint64_t dim = 0;
+  std::string max_memory = "auto";  // --max-memory, data/csr_memory.h
   CollectiveConfig collective = [] {
     CollectiveConfig c;
     c.tune_dense_switch = true;  // unless --dense-switch says otherwise

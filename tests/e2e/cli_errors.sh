@@ -42,6 +42,12 @@ PROFILE_EXT=txt bad_case profile_name "${rows}" "name it .csv or .jsonl"
 bad_case density_dense "${rows}" "--density and --k sparsify the update" --density 0.1
 bad_case density_and_k "${rows}" "give --density or --k, not both" --strategy topk-ag --density 0.1 --k 5
 bad_case gaussiank_select "${rows}" "gaussiank selects by its gaussian threshold" --strategy gaussiank --select exact
+# CR-only line ends with a comment line: an error, not one row with the rest a comment.
+bad_case cr_comment "+1 1:1\r# note\r-1 2:1\r" "cr_comment.svm:1: carriage return inside a line"
+# --max-memory: bad values, and a limit below a rank's rows (checked before reading them).
+bad_case max_memory_suffix "${rows}" "--max-memory 12Q: unknown suffix 'Q'" --max-memory 12Q
+bad_case max_memory_negative "${rows}" "--max-memory -1: not a size" --max-memory -1
+bad_case max_memory_small "${rows}${rows}" "max_memory_small.svm: rank 0 of 3 would hold about" --max-memory 16
 
 rc=0
 timeout 60 "$RUN" -np 2 "$MPISGD" train --data "$tmp/does-not-exist.svm" >"$tmp/missing.out" 2>&1 || rc=$?

@@ -437,7 +437,10 @@ TEST_CASE("parser: a byte-order mark and CR-only line ends are named as the caus
   CHECK(parse_error("\xEF\xBB\xBF# header\n+1 1:1\n").cause.find("byte-order mark") != std::string::npos);
 
   for (const std::string old_mac : {"+1 1:1\r-1 2:1\r+1 3:1\r", "+1 1:1\r+1 2:1\r", "1 1:1\r1 2:1\r",
-                                    "# header\r+1 1:1\r-1 2:1\r", "+1 1:1 # c\r-1 2:1\r", "1\r-1\r"}) {
+                                    "# header\r+1 1:1\r-1 2:1\r", "+1 1:1 # c\r-1 2:1\r", "1\r-1\r",
+                                    // Found by fuzz/libsvm_parser_fuzz.cpp: a '\r' before a comment
+                                    // or a token, once taken for a blank, kept one row of many.
+                                    "+1 1:1\r# c\r-1 2:1\r", "1\r#1 2\n", "+1 1:1\r2:1\n", "\r+1 1:1\n"}) {
     INFO("input: " << old_mac);
     ParseError cr = parse_error(old_mac);
     CHECK(cr.line == 1);
