@@ -2,13 +2,17 @@
 //   mpisgd train    --data F [--test F] --model logreg|svm|linreg --strategy NAME ...
 //   mpisgd predict  --model m.txt --data F [--out preds.txt]
 //   mpisgd convert  --data F --out F.bin
+#include <cstdlib>
+
 #include <CLI/CLI.hpp>
 #include <mpi.h>
 #include <spdlog/spdlog.h>
 
 #include "comm/job_error.h"
 #include "comm/log.h"
+#include "comm/temp_files.h"
 #include "comm/thread_level.h"
+#include "comm/watchdog.h"
 #include "data/convert_job.h"
 #include "model/predict_job.h"
 #include "sgd/train_job.h"
@@ -42,8 +46,10 @@ void add_logging(CLI::App* cmd, std::string& log_level) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // OpenMP threads compute; only the main thread calls MPI.
-  if (!mpisgd::init_mpi(argc, argv, MPI_THREAD_FUNNELED)) return 1;
+  // OpenMP threads compute; only the main thread calls MPI, except the watchdog, which
+  // asks its peers only where MPI_THREAD_MULTIPLE is granted (comm/watchdog.h).
+  if (!mpisgd::init_mpi(argc, argv, MPI_THREAD_FUNNELED, MPI_THREAD_MULTIPLE)) return 1;
+  mpisgd::install_temp_file_cleanup();
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 
@@ -116,6 +122,16 @@ int main(int argc, char** argv) {
   t->add_flag("--zero-based", train.zero_based, "the files use 0-based indices");
   t->add_option("--max-memory", train.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
   t->add_flag("!--no-progress", train.sgd.progress, "no running progress line on the terminal");
+  t->add_option("--comm-timeout", train.comm_timeout,
+                 "end the job when a rank waits in one exchange longer than S seconds, naming the ranks that "
+                 "did not answer (0: wait forever)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const double s = std::strtod(v.c_str(), nullptr);
+            return s >= 0 && s <= 1e6 ? std::string() : "must be seconds from 0 (off) to 1e6";
+          },
+          "SECONDS"))
+      ->capture_default_str();
 
   mpisgd::PredictConfig predict;
   auto* p = app.add_subcommand("predict", "accuracy or RMSE of a saved model on a dataset");
@@ -149,7 +165,13 @@ int main(int argc, char** argv) {
   mpisgd::init_logging(rank, log_level);
   spdlog::debug("MPI: {}", mpisgd::mpi_granted());
   try {
-    if (*t) mpisgd::run_train(train, MPI_COMM_WORLD);
+    if (*t) {
+      mpisgd::Watchdog watchdog(MPI_COMM_WORLD, train.comm_timeout);
+      if (train.comm_timeout > 0 && !watchdog.names_peers())
+        spdlog::warn("--comm-timeout: MPI grants no MPI_THREAD_MULTIPLE, so a stall report names only what each "
+                     "rank waited in, not the rank that stalled");
+      mpisgd::run_train(train, MPI_COMM_WORLD);
+    }
     if (*p) mpisgd::run_predict(predict, MPI_COMM_WORLD);
     if (*c) mpisgd::run_convert(convert, MPI_COMM_WORLD);
   } catch (const mpisgd::JobFailed& e) {

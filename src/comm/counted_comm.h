@@ -8,6 +8,8 @@
 
 #include <mpi.h>
 
+#include "comm/wait_board.h"
+
 namespace mpisgd {
 
 struct CommStats {
@@ -57,12 +59,18 @@ class CountedComm {
   void count_received(uint64_t bytes) { stats_.bytes_received += bytes; }
 
   // Counts the seconds from construction to destruction as communication; nested scopes
-  // (a collective built on allreduce_sum) count once.
+  // (a collective built on allreduce_sum) count once. The outermost scope is also the wait
+  // the watchdog watches: `op` names it in a stall report.
   class Timed {
    public:
-    explicit Timed(CountedComm& c) : comm_(c), start_(MPI_Wtime()) { ++comm_.timing_depth_; }
+    explicit Timed(CountedComm& c, const char* op = "a strategy exchange", WaitKind kind = WaitKind::exchange)
+        : comm_(c), start_(MPI_Wtime()) {
+      if (comm_.timing_depth_++ == 0) wait_board.enter(op, kind);
+    }
     ~Timed() {
-      if (--comm_.timing_depth_ == 0) comm_.stats_.seconds += MPI_Wtime() - start_;
+      if (--comm_.timing_depth_ != 0) return;
+      wait_board.leave();
+      comm_.stats_.seconds += MPI_Wtime() - start_;
     }
     Timed(const Timed&) = delete;
     Timed& operator=(const Timed&) = delete;

@@ -1,5 +1,6 @@
 #include "comm/thread_level.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -33,9 +34,9 @@ std::string mpi_granted() {
   return text + "; " + thread_level_name(level) + " granted";
 }
 
-bool init_mpi(int& argc, char**& argv, int required) {
+bool init_mpi(int& argc, char**& argv, int required, int wanted) {
   int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, required, &provided);
+  MPI_Init_thread(&argc, &argv, std::max(required, wanted), &provided);
   const auto shortfall = thread_level_shortfall(required, provided);
   if (!shortfall) return true;
   int rank = 0;

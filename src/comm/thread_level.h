@@ -17,8 +17,9 @@ std::optional<std::string> thread_level_shortfall(int required, int provided);
 // thread level it granted, e.g. "Open MPI v4.1.4, ...; MPI_THREAD_FUNNELED granted".
 std::string mpi_granted();
 
-// MPI_Init_thread asking for `required`. On a shortfall rank 0 prints it, every rank
-// finalizes and the call returns false: the program then exits non-zero.
-bool init_mpi(int& argc, char**& argv, int required);
+// MPI_Init_thread asking for `wanted` (at least `required`); only less than `required`
+// is a shortfall. On a shortfall rank 0 prints it, every rank finalizes and the call
+// returns false: the program then exits non-zero.
+bool init_mpi(int& argc, char**& argv, int required, int wanted = 0);
 
 }  // namespace mpisgd

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "comm/job_error.h"
+#include "comm/temp_files.h"
 #include "data/quote.h"
 #include "model/model_memory.h"
 
@@ -272,6 +273,7 @@ const char* solver_name(LossKind loss) {
 
 void save_model(const std::string& path, const LinearModel& m) {
   const std::string tmp = path + ".tmp";
+  TempFileGuard guard(tmp);
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) throw std::runtime_error(tmp + ": cannot open for writing");

@@ -37,7 +37,8 @@ struct LinearModel {
   }
 };
 
-// Writes `path` through a temporary file renamed once complete. Throws on I/O errors.
+// Writes `path` through a temporary file renamed once complete, removed if the job is
+// terminated meanwhile (comm/temp_files.h). Throws on I/O errors.
 void save_model(const std::string& path, const LinearModel& model);
 // Throws InputError naming the line on a malformed file, or on one whose weights would not
 // fit the memory available now.

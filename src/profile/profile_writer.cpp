@@ -1,10 +1,13 @@
 #include "profile/profile_writer.h"
 
 #include <cstdio>
+#include <fstream>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "comm/temp_files.h"
 
 namespace mpisgd {
 namespace {
@@ -28,8 +31,9 @@ ProfileWriter::ProfileWriter(const std::string& path, RunInfo info)
     : path_(path), tmp_(path + ".tmp"), info_(std::move(info)), json_(ends_with(path, ".jsonl") || ends_with(path, ".json")) {
   if (!json_ && !ends_with(path, ".csv"))
     throw std::invalid_argument("--profile " + path + ": name it .csv or .jsonl");
-  out_.open(tmp_);
-  if (!out_) throw std::runtime_error(tmp_ + ": cannot open for writing");
+  // Checked now, so an unwritable --profile fails before training, not after.
+  if (!std::ofstream(tmp_)) throw std::runtime_error(tmp_ + ": cannot open for writing");
+  std::remove(tmp_.c_str());
   if (json_) return;
   out_ << "epoch,ranks,threads,strategy,model,dim,steps,rows";
   for (const char* name : kSpreadNames) out_ << ',' << name << "_min," << name << "_mean," << name << "_max";
@@ -40,12 +44,6 @@ ProfileWriter::ProfileWriter(const std::string& path, RunInfo info)
     out_ << ",staleness_mean,staleness_max";
   }
   out_ << '\n';
-}
-
-ProfileWriter::~ProfileWriter() {
-  if (committed_) return;
-  out_.close();
-  std::remove(tmp_.c_str());
 }
 
 void ProfileWriter::write(const EpochSummary& s) {
@@ -85,15 +83,21 @@ void ProfileWriter::write(const EpochSummary& s) {
     }
     out_ << '\n';
   }
-  out_.flush();
-  if (!out_) throw std::runtime_error(tmp_ + ": write failed");
 }
 
 void ProfileWriter::commit() {
-  out_.close();
-  if (!out_) throw std::runtime_error(tmp_ + ": write failed");
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw std::runtime_error(path_ + ": cannot rename " + tmp_ + " into place");
-  committed_ = true;
+  TempFileGuard guard(tmp_);
+  std::ofstream file(tmp_);
+  file << out_.str();
+  file.close();
+  if (!file) {
+    std::remove(tmp_.c_str());
+    throw std::runtime_error(tmp_ + ": write failed");
+  }
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    std::remove(tmp_.c_str());
+    throw std::runtime_error(path_ + ": cannot rename " + tmp_ + " into place");
+  }
 }
 
 }  // namespace mpisgd

@@ -1,8 +1,10 @@
 #pragma once
-// Writes epoch summaries as CSV (path ending in .csv) or JSON lines (.jsonl/.json) to a
-// temporary file that commit() renames into place; destroyed uncommitted, it removes the
-// temporary, so a failed run leaves no half-written profile.
-#include <fstream>
+// Writes epoch summaries as CSV (path ending in .csv) or JSON lines (.jsonl/.json). They
+// are kept in memory (a few hundred bytes an epoch) and commit() writes them to a
+// temporary renamed into place, so a failed or killed run leaves no half-written profile
+// and no temporary: only a kill during commit() itself could, and then SIGTERM's cleanup
+// (comm/temp_files.h) removes it.
+#include <sstream>
 #include <string>
 
 #include "profile/epoch_profile.h"
@@ -21,9 +23,6 @@ struct RunInfo {
 class ProfileWriter {
  public:
   ProfileWriter(const std::string& path, RunInfo info);
-  ~ProfileWriter();
-  ProfileWriter(const ProfileWriter&) = delete;
-  ProfileWriter& operator=(const ProfileWriter&) = delete;
 
   void write(const EpochSummary& s);
   void commit();
@@ -32,8 +31,7 @@ class ProfileWriter {
   std::string path_, tmp_;
   RunInfo info_;
   bool json_;
-  bool committed_ = false;
-  std::ofstream out_;
+  std::ostringstream out_;
 };
 
 }  // namespace mpisgd

@@ -24,7 +24,7 @@ ShardClient::ShardClient(CountedComm& comm, const ShardMap& map, int first_serve
 
 void ShardClient::pull(uint64_t step, std::span<const uint32_t> features, std::vector<float>& values) {
   const double start = MPI_Wtime();
-  CountedComm::Timed timed(comm_);
+  CountedComm::Timed timed(comm_, "a parameter-server pull");
   map_.cut(features, cuts_);
   requests_.clear();
   for (size_t s = 0; s < out_.size(); ++s) {
@@ -51,7 +51,7 @@ void ShardClient::pull(uint64_t step, std::span<const uint32_t> features, std::v
 
 void ShardClient::push(uint64_t step, double eta, const SparseVector& update) {
   const double start = MPI_Wtime();
-  CountedComm::Timed timed(comm_);
+  CountedComm::Timed timed(comm_, "a parameter-server push");
   map_.cut(update.index, cuts_);
   requests_.clear();
   for (size_t s = 0; s < out_.size(); ++s) {

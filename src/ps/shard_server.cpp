@@ -24,7 +24,8 @@ void ShardServer::serve_epoch() {
     MPI_Status status;
     const double wait_from = MPI_Wtime();
     {
-      CountedComm::Timed timed(comm_);
+      // Waiting here while the workers compute is the server's normal state, not a stall.
+      CountedComm::Timed timed(comm_, "a request", WaitKind::idle);
       MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_.raw(), &status);
     }
     stats_.idle_s += MPI_Wtime() - wait_from;
@@ -67,7 +68,7 @@ void ShardServer::serve_epoch() {
 }
 
 void ShardServer::receive(Message& into, const MPI_Status& probed) {
-  CountedComm::Timed timed(comm_);
+  CountedComm::Timed timed(comm_, "a worker's message");
   int bytes = 0;
   MPI_Get_count(&probed, MPI_BYTE, &bytes);
   into.resize(static_cast<size_t>(bytes));
@@ -91,7 +92,7 @@ void ShardServer::answer(int worker, const Message& request, double held_s) {
   for (size_t j = 0; j < k; ++j) value_[j] = value(index_[j] - shard_.begin);
   out_.start(ValuesHeader{version_, held_s});
   out_.append<float>(value_);
-  CountedComm::Timed timed(comm_);
+  CountedComm::Timed timed(comm_, "a reply to a worker");
   MPI_Send(out_.data(), static_cast<int>(out_.size()), MPI_BYTE, worker, kTagValues, comm_.raw());
   comm_.count_sent(out_.size());
 }

@@ -9,6 +9,7 @@
 #include "comm/core_sharing.h"
 #include "comm/extrema.h"
 #include "comm/job_error.h"
+#include "comm/wait_board.h"
 #include "data/labels.h"
 #include "data/csr_memory.h"
 #include "data/load_dataset.h"
@@ -125,7 +126,10 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
 
   for (int epoch = 1; epoch <= r.sgd.epochs; ++epoch) {
     EpochRecord record = trainer.run_epoch(epoch);
-    EpochSummary summary = summarize_epoch(epoch, record, world);
+    EpochSummary summary = [&] {
+      WaitScope waiting("the epoch-end summary");
+      return summarize_epoch(epoch, record, world);
+    }();
     if (test)
       summary.test = evaluate(*test, r.loss, labels, r.sgd.threads, world, [&w](auto index, auto value) {
                        return w.dot_known(index, value);
@@ -137,7 +141,11 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   // Every rank applied the same combined updates in the same order: the bits must agree.
   const uint64_t h = w.hash();
   const auto bits = std::bit_cast<int64_t>(h);
-  if (min_over_ranks(world, bits) != max_over_ranks(world, bits)) throw JobFailed("ranks hold different models after training (model hashes differ): this is a bug");
+  const bool same = [&] {
+    WaitScope waiting("the model-hash check");
+    return min_over_ranks(world, bits) == max_over_ranks(world, bits);
+  }();
+  if (!same) throw JobFailed("ranks hold different models after training (model hashes differ): this is a bug");
   spdlog::info("model hash {:016x} identical on all {} ranks", h, comm.size());
 
   if (!c.save_model.empty())

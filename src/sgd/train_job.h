@@ -22,6 +22,7 @@ struct TrainConfig {
   bool zero_based = false;
   uint64_t dim = 0;
   std::string max_memory = "auto";  // --max-memory, data/csr_memory.h
+  double comm_timeout = 60;        // --comm-timeout seconds, 0: off (comm/watchdog.h; started by the app)
   CollectiveConfig collective = [] {
     CollectiveConfig c;
     c.tune_dense_switch = true;  // unless --dense-switch says otherwise

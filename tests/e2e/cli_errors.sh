@@ -71,4 +71,10 @@ for bad in "--density 1.5" "--k 0" "--select nope" "--reuse-period 0" "--reparti
   [[ $rc -ne 0 && $rc -ne 124 ]] || fail "$bad: exit code $rc"
   expect_contains "$tmp/flag.out" "${bad%% *}" "$bad"
 done
+for bad in -1 nan inf 1e9 abc; do
+  rc=0
+  timeout 60 "$RUN" -np 2 "$MPISGD" train --data x --comm-timeout "$bad" >"$tmp/flag.out" 2>&1 || rc=$?
+  [[ $rc -ne 0 && $rc -ne 124 ]] || fail "--comm-timeout $bad: exit code $rc"
+  expect_contains "$tmp/flag.out" "--comm-timeout" "--comm-timeout $bad"
+done
 done_checks
