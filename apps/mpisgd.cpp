@@ -2,6 +2,7 @@
 //   mpisgd train    --data F [--test F] --model logreg|svm|linreg --strategy NAME ...
 //   mpisgd predict  --model m.txt --data F [--out preds.txt]
 //   mpisgd convert  --data F --out F.bin
+#include <cmath>
 #include <cstdlib>
 
 #include <CLI/CLI.hpp>
@@ -122,6 +123,19 @@ int main(int argc, char** argv) {
   t->add_flag("--zero-based", train.zero_based, "the files use 0-based indices");
   t->add_option("--max-memory", train.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
   t->add_flag("!--no-progress", train.sgd.progress, "no running progress line on the terminal");
+  const CLI::Validator positive(
+      [](std::string& v) {
+        const double x = std::strtod(v.c_str(), nullptr);
+        return x > 0 && std::isfinite(x) ? std::string() : "must be positive";
+      },
+      "> 0");
+  t->add_option("--checkpoint", train.checkpoint, "write a checkpoint into DIR at epoch ends (the last two kept)");
+  t->add_option("--checkpoint-every", train.checkpoint_every, "checkpoint every K epochs (default 1 unless --checkpoint-seconds is given)")
+      ->check(positive);
+  t->add_option("--checkpoint-seconds", train.checkpoint_seconds, "checkpoint at the first epoch end S seconds after the last checkpoint (checked at epoch ends only)")
+      ->check(positive);
+  t->add_option("--resume", train.resume, "continue from the newest valid checkpoint in DIR (same P, T, strategy, model, data and step settings)");
+
   t->add_option("--comm-timeout", train.comm_timeout,
                  "end the job when a rank waits in one exchange longer than S seconds, naming the ranks that "
                  "did not answer (0: wait forever)")

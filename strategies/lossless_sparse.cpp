@@ -21,7 +21,7 @@ namespace {
 class LosslessSparse final : public Strategy {
  public:
   LosslessSparse(const StrategyContext& c, const std::string& algorithm)
-      : dim_(c.dim), one_rank_(c.comm.size() == 1 && !c.sparsify.requested()),
+      : comm_(c.comm), algorithm_(algorithm), dim_(c.dim), one_rank_(c.comm.size() == 1 && !c.sparsify.requested()),
         config_(tuned(c.collective, c.comm, sizeof(float))),
         allreduce_(make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)), input_(c.dim) {
     if (!c.sparsify.requested()) return;
@@ -38,7 +38,21 @@ class LosslessSparse final : public Strategy {
   bool passes_through() const override { return one_rank_; }
   const SparseVector* residual() const override { return feedback_ ? &feedback_->residual() : nullptr; }
 
+  // The dense switch may have been tuned from this run's timings: a resumed run takes the
+  // saved one, or its collectives would choose dense and sparse differently.
+  void save_state(StateWriter& out) const override {
+    out.put(config_.dense_switch.density);
+    if (feedback_) feedback_->save_state(out);
+  }
+  void load_state(StateReader& in) override {
+    config_.dense_switch.density = in.get<double>();
+    allreduce_ = make_sparse_allreduce<float>(algorithm_, comm_, dim_, config_);
+    if (feedback_) feedback_->load_state(in);
+  }
+
  private:
+  CountedComm& comm_;
+  std::string algorithm_;
   uint32_t dim_;
   bool one_rank_;
   CollectiveConfig config_;

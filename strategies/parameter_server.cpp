@@ -44,6 +44,13 @@ class ParameterServer final : public Strategy {
 
   Role role() const override { return server_ ? Role::serve : Role::train; }
   bool lockstep() const override { return mode_ == ShardServer::Mode::sync; }
+  // Workers keep nothing between epochs but the model, which the checkpoint holds.
+  void save_state(StateWriter& out) const override {
+    if (server_) server_->save_state(out);
+  }
+  void load_state(StateReader& in) override {
+    if (server_) server_->load_state(in);
+  }
 
   void before_epoch(int /*epoch*/) override { step_ = 0; }
   void serve(int /*epoch*/) override { server_->serve_epoch(); }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/state_blob.h"
 #include "collectives/sparse_allreduce.h"
 #include "collectives/topk_allreduce.h"
 #include "comm/counted_comm.h"
@@ -72,6 +73,13 @@ class Strategy {
   // Adds the strategy's own measures of the epoch (parameter servers: role, push, pull
   // and wait times, staleness) to this rank's record.
   virtual void add_to_record(EpochRecord& /*record*/) {}
+
+  // Checkpoints (checkpoint/): what this rank keeps from step to step besides the model,
+  // saved at an epoch's end and loaded by every rank at the same point of a resumed run,
+  // which then continues as the uninterrupted run would.
+  virtual void save_state(StateWriter& /*out*/) const {}
+  // Collective. Throws std::runtime_error for a state this strategy did not write.
+  virtual void load_state(StateReader& /*in*/) {}
 };
 
 struct StrategyInfo {

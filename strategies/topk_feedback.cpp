@@ -44,6 +44,14 @@ class TopkFeedback final : public Strategy {
     return step_.apply(sum, eta, w);
   }
   const SparseVector* residual() const override { return &feedback_.residual(); }
+  void save_state(StateWriter& out) const override {
+    feedback_.save_state(out);
+    allreduce_->save_state(out);
+  }
+  void load_state(StateReader& in) override {
+    feedback_.load_state(in);
+    allreduce_->load_state(in);
+  }
 
  private:
   uint32_t dim_;

@@ -114,6 +114,21 @@ class OkTopk final : public TopkAllreduce<V> {
     MPI_Type_commit(&pair_type_);
   }
   ~OkTopk() override { MPI_Type_free(&pair_type_); }
+
+  void save_state(StateWriter& out) const override {
+    out.put(calls_);
+    out.put(k_);
+    out.put(drifted_);
+    out.put(threshold_);
+    out.put_vector(regions_.bounds());
+  }
+  void load_state(StateReader& in) override {
+    calls_ = in.get<uint64_t>();
+    k_ = in.get<uint64_t>();
+    drifted_ = in.get<bool>();
+    threshold_ = in.get<Key<V>>();
+    regions_.set_bounds(in.get_vector<uint32_t>());
+  }
   OkTopk(const OkTopk&) = delete;
   OkTopk& operator=(const OkTopk&) = delete;
 

@@ -1,5 +1,8 @@
 #include "collectives/oktopk_regions.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "collectives/collective_util.h"
 #include "sparse/stream_sum.h"
 
@@ -33,6 +36,15 @@ void RegionReduce<V>::repartition(const Stream<V>& selected) {
   // Averages of non-decreasing cut sequences are non-decreasing, so the regions tile [0, N).
   for (int j = 1; j < p; ++j)
     bound_[j] = voters ? static_cast<uint32_t>(votes_[j - 1] / voters) : owned_range(whole_.end, p, j).begin;
+  reserve_owned();
+}
+
+template <class V>
+void RegionReduce<V>::set_bounds(const std::vector<uint32_t>& bounds) {
+  if (bounds.size() != bound_.size() || bounds.front() != whole_.begin || bounds.back() != whole_.end ||
+      !std::is_sorted(bounds.begin(), bounds.end()))
+    throw std::runtime_error("checkpoint: oktopk region bounds do not tile [0, N) for this P");
+  bound_ = bounds;
   reserve_owned();
 }
 

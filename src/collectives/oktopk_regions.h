@@ -48,6 +48,10 @@ class RegionReduce {
   const Stream<V>& reduce(const Stream<V>& selected);
 
   Range region(int j) const { return {bound_[j], bound_[j + 1]}; }
+  // The P + 1 bounds the last repartition chose (a checkpoint's state); set_bounds throws
+  // std::runtime_error for bounds that do not tile [0, N) in P regions.
+  const std::vector<uint32_t>& bounds() const { return bound_; }
+  void set_bounds(const std::vector<uint32_t>& bounds);
   Range owned() const { return region(comm_.rank()); }
 
  private:

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/state_blob.h"
 #include "comm/counted_comm.h"
 #include "sparse/stream.h"
 
@@ -42,6 +43,13 @@ class TopkAllreduce {
   // (capacity for N) is set to what this rank hands back: a stream over [0, N), empty when
   // the algorithm keeps everything (TopkA, TopkDSA).
   virtual const Stream<V>& allreduce(const Stream<V>& selected, uint64_t k, Stream<V>& dropped) = 0;
+
+  // Checkpoints (checkpoint/): what an algorithm carries from call to call (Ok-Topk's
+  // regions, reused threshold and call count), so that a resumed run makes the calls the
+  // uninterrupted one would. Stateless algorithms keep the defaults. load_state is
+  // collective and throws std::runtime_error for a state it did not write.
+  virtual void save_state(StateWriter& /*out*/) const {}
+  virtual void load_state(StateReader& /*in*/) {}
 };
 
 // Table 1's communication volume, per rank and call, in bytes: `pair_bytes` a (index,

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "checkpoint/state_blob.h"
+
 namespace mpisgd {
 
 namespace {
@@ -82,6 +84,26 @@ uint64_t Weights::hash() const {
   for (const Slot& x : slots_) mix(std::bit_cast<uint32_t>(x.v));
   for (float x : adagrad_) mix(std::bit_cast<uint32_t>(x));
   return h;
+}
+
+void Weights::save_state(StateWriter& out) const {
+  out.put(scale_);
+  out.reserve_more(sizeof scale_ + 2 * sizeof(uint64_t) + (slots_.size() + adagrad_.size()) * sizeof(float));
+  out.put<uint64_t>(slots_.size());
+  for (const Slot& x : slots_) out.put(x.v);  // scratch is zero between steps
+  out.put_vector(adagrad_);
+}
+
+void Weights::load_state(StateReader& in) {
+  const auto scale = in.get<double>();
+  const std::vector<float> v = in.get_vector<float>();
+  if (v.size() != slots_.size()) throw std::runtime_error("checkpoint model has another number of features");
+  for (size_t i = 0; i < v.size(); ++i) slots_[i] = Slot{v[i], 0.0f};
+  std::vector<float> adagrad = in.get_vector<float>();
+  if (adagrad.size() != adagrad_.size())
+    throw std::runtime_error("checkpoint model has another learning-rate schedule");
+  adagrad_ = std::move(adagrad);
+  scale_ = scale;
 }
 
 }  // namespace mpisgd

@@ -24,6 +24,9 @@
 
 namespace mpisgd {
 
+class StateReader;
+class StateWriter;
+
 class Weights {
  public:
   // `threads` OpenMP threads apply large steps (each index is independent of the others).
@@ -65,6 +68,11 @@ class Weights {
   std::vector<double> values() const;
   // Hash of the exact bits of the state, to check that every rank holds the same model.
   uint64_t hash() const;
+
+  // The exact bits of the state (scale, v, Adagrad's sums), for checkpoints. load_state
+  // throws std::runtime_error for a state of another dimension or schedule.
+  void save_state(StateWriter& out) const;
+  void load_state(StateReader& in);
 
  private:
   void update(uint32_t i, float g) {

@@ -154,4 +154,14 @@ void ShardServer::apply_step_sum() {
   ++version_;
 }
 
+void ShardServer::save_state(StateWriter& out) const {
+  weights_.save_state(out);
+  out.put(version_);
+}
+
+void ShardServer::load_state(StateReader& in) {
+  weights_.load_state(in);
+  version_ = in.get<uint64_t>();
+}
+
 }  // namespace mpisgd

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "checkpoint/state_blob.h"
 #include "comm/counted_comm.h"
 #include "model/weights.h"
 #include "ps/index_set.h"
@@ -50,6 +51,11 @@ class ShardServer {
   Range shard() const { return shard_; }
   float value(uint32_t local) const { return static_cast<float>(weights_.weight(local)); }
   const ServerStats& stats() const { return stats_; }
+
+  // Checkpoints, between epochs: the shard's exact bits (its L2 scale and AdaGrad sums
+  // with it) and its version.
+  void save_state(StateWriter& out) const;
+  void load_state(StateReader& in);
 
  private:
   struct HeldPull {

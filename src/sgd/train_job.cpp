@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "checkpoint/run_checkpoints.h"
 #include "comm/core_sharing.h"
 #include "comm/extrema.h"
 #include "comm/job_error.h"
@@ -39,6 +40,10 @@ Resolved resolve(const TrainConfig& c) {
     if (c.l2 < 0 || c.sgd.lr * c.l2 >= 1) throw std::invalid_argument("--l2 must be >= 0 with lr x l2 < 1");
     if (c.sparsify.density > 0 && c.sparsify.k > 0) throw std::invalid_argument("give --density or --k, not both");
     if (c.sparsify.density < 0 || c.sparsify.density > 1) throw std::invalid_argument("--density must be in (0, 1]");
+    if (c.checkpoint_every < 0) throw std::invalid_argument("--checkpoint-every must be at least 1");
+    if (c.checkpoint_seconds < 0) throw std::invalid_argument("--checkpoint-seconds must be positive");
+    if (c.checkpoint.empty() && (c.checkpoint_every > 0 || c.checkpoint_seconds > 0))
+      throw std::invalid_argument("--checkpoint-every and --checkpoint-seconds need --checkpoint DIR");
     return r;
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
@@ -118,13 +123,15 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   }
   Trainer trainer(train.data, r.loss, w, *strategy, comm, r.sgd);
   spdlog::info("{} steps per epoch", trainer.steps_per_epoch());
+  RunCheckpoints checkpoints(c, world, train.data);
+  const int done = checkpoints.resume(w, *strategy, trainer);
 
   std::optional<ProfileWriter> profile;
   if (!c.profile.empty())
     run_on_root(world, 0, [&] { profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification(), served}); });
   if (comm.rank() == 0) print_profile_header(stdout, r.loss.classification());
 
-  for (int epoch = 1; epoch <= r.sgd.epochs; ++epoch) {
+  for (int epoch = done + 1; epoch <= r.sgd.epochs; ++epoch) {
     EpochRecord record = trainer.run_epoch(epoch);
     EpochSummary summary = [&] {
       WaitScope waiting("the epoch-end summary");
@@ -136,6 +143,7 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
                      }).result;
     if (comm.rank() == 0) print_profile_row(stdout, summary);
     if (!c.profile.empty()) run_on_root(world, 0, [&] { profile->write(summary); });
+    checkpoints.after_epoch(epoch, w, *strategy, trainer, record.wall_s);
   }
 
   // Every rank applied the same combined updates in the same order: the bits must agree.

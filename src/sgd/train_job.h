@@ -22,6 +22,9 @@ struct TrainConfig {
   bool zero_based = false;
   uint64_t dim = 0;
   std::string max_memory = "auto";  // --max-memory, data/csr_memory.h
+  std::string checkpoint, resume;  // --checkpoint DIR, --resume DIR (checkpoint/)
+  int checkpoint_every = 0;        // 0: not given
+  double checkpoint_seconds = 0;   // 0: not given
   double comm_timeout = 60;        // --comm-timeout seconds, 0: off (comm/watchdog.h; started by the app)
   CollectiveConfig collective = [] {
     CollectiveConfig c;

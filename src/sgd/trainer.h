@@ -40,6 +40,11 @@ class Trainer {
 
   EpochRecord run_epoch(int epoch);
   uint64_t steps_per_epoch() const { return steps_per_epoch_; }
+  // Global steps taken so far (the learning-rate schedule's clock).
+  uint64_t steps_taken() const { return step_; }
+  // Continues a run that stopped after `epochs` whole epochs: the schedule resumes its
+  // clock there; shuffles need nothing, as they are seeded by (seed, rank, epoch).
+  void resume_after(int epochs) { step_ = static_cast<uint64_t>(epochs) * steps_per_epoch_; }
 
  private:
   void train_steps(int epoch, EpochRecord& rec);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+
+#include "checkpoint/state_blob.h"
 
 namespace mpisgd {
 
@@ -79,6 +82,21 @@ void write_pairs(const SparseVector& v, uint32_t dim, Stream<float>& out) {
   out.set_sparse(static_cast<uint32_t>(v.nnz()));
   std::span<Pair<float>> pairs = out.pairs();
   for (size_t j = 0; j < v.nnz(); ++j) pairs[j] = {v.index[j], v.value[j]};
+}
+
+void ErrorFeedback::save_state(StateWriter& out) const {
+  out.put(step_);
+  out.put_vector(residual_.index);
+  out.put_vector(residual_.value);
+  selector_->save_state(out);
+}
+
+void ErrorFeedback::load_state(StateReader& in) {
+  step_ = in.get<uint64_t>();
+  residual_.index = in.get_vector<uint32_t>();
+  residual_.value = in.get_vector<float>();
+  if (residual_.index.size() != residual_.value.size()) throw std::runtime_error("checkpoint residual is malformed");
+  selector_->load_state(in);
 }
 
 }  // namespace mpisgd

@@ -16,6 +16,9 @@
 
 namespace mpisgd {
 
+class StateReader;
+class StateWriter;
+
 struct SparsifyOptions {
   double density = 0;  // k = ceil(density N) per rank ...
   uint64_t k = 0;      // ... unless k is set
@@ -43,6 +46,9 @@ class ErrorFeedback {
   // Adds what a collective handed back (a stream over [0, N)) to the residual.
   void take_back(const Stream<float>& dropped);
   const SparseVector& residual() const { return residual_; }
+  // The residual, the step count and the selector's state, for checkpoints.
+  void save_state(StateWriter& out) const;
+  void load_state(StateReader& in);
 
  private:
   uint64_t k_, warmup_steps_, step_ = 0;

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "checkpoint/state_blob.h"
 #include "sparse/random.h"
 
 #if defined(__SSE2__)
@@ -445,6 +446,8 @@ class ApproxSelector final : public TopkSelector {
     };
     collect<false>(n, k * 128 < n, hit, kept);
   }
+  void save_state(StateWriter& out) const override { out.put(state_); }
+  void load_state(StateReader& in) override { state_ = in.get<uint64_t>(); }
 
  private:
   uint64_t state_;
@@ -467,6 +470,17 @@ class ThresholdReuseSelector final : public TopkSelector {
       threshold_ = keep_exact(values, k, scratch_, kept);
     else
       threshold_ = keep_in_band(values, k, *threshold_, Band::of(k, 2, 3, 5, 4), scratch_, kept);
+  }
+  void save_state(StateWriter& out) const override {
+    out.put(step_);
+    out.put(threshold_.has_value());
+    out.put(threshold_.value_or(0));
+  }
+  void load_state(StateReader& in) override {
+    step_ = in.get<uint64_t>();
+    const bool has = in.get<bool>();
+    const auto t = in.get<uint32_t>();
+    threshold_ = has ? std::optional<uint32_t>(t) : std::nullopt;
   }
 
  private:
@@ -541,6 +555,8 @@ class SampledSelector final : public TopkSelector {
     const uint32_t t = kth_largest(sample_, ks, scratch_);
     keep_in_band(values, k, t, Band::of(k, 3, 4, 5, 4), scratch_, kept);
   }
+  void save_state(StateWriter& out) const override { out.put(state_); }
+  void load_state(StateReader& in) override { state_ = in.get<uint64_t>(); }
 
  private:
   uint64_t state_;

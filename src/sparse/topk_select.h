@@ -25,6 +25,9 @@
 
 namespace mpisgd {
 
+class StateReader;
+class StateWriter;
+
 struct TopkOptions {
   uint32_t reuse_period = 32;  // threshold-reuse: calls between exact thresholds (Ok-Topk's tau')
   uint64_t seed = 0;           // approx, sampled
@@ -36,6 +39,9 @@ class TopkSelector {
   // Replaces `kept` with the ascending positions in `values` of the values selected.
   // Not thread-safe: a selector keeps scratch space, and threshold-reuse its state.
   virtual void select(std::span<const float> values, size_t k, std::vector<uint32_t>& kept) = 0;
+  // What the next calls depend on (generator state, reused threshold), for checkpoints.
+  virtual void save_state(StateWriter& /*out*/) const {}
+  virtual void load_state(StateReader& /*in*/) {}
 };
 
 // The method names make_topk_selector knows, in the order above.

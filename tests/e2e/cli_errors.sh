@@ -48,6 +48,11 @@ bad_case cr_comment "+1 1:1\r# note\r-1 2:1\r" "cr_comment.svm:1: carriage retur
 bad_case max_memory_suffix "${rows}" "--max-memory 12Q: unknown suffix 'Q'" --max-memory 12Q
 bad_case max_memory_negative "${rows}" "--max-memory -1: not a size" --max-memory -1
 bad_case max_memory_small "${rows}${rows}" "max_memory_small.svm: rank 0 of 3 would hold about" --max-memory 16
+# Checkpoint flags: timing without a directory, a directory that cannot be, nothing to
+# resume from.
+bad_case ckpt_no_dir "${rows}" "--checkpoint-every and --checkpoint-seconds need --checkpoint DIR" --checkpoint-every 2
+bad_case ckpt_file "${rows}" "cannot create the directory" --checkpoint /dev/null
+bad_case resume_missing "${rows}" "no-such-dir: no such checkpoint directory" --resume "$tmp/no-such-dir"
 
 rc=0
 timeout 60 "$RUN" -np 2 "$MPISGD" train --data "$tmp/does-not-exist.svm" >"$tmp/missing.out" 2>&1 || rc=$?
@@ -70,6 +75,14 @@ for bad in "--density 1.5" "--k 0" "--select nope" "--reuse-period 0" "--reparti
   timeout 60 "$RUN" -np 2 "$MPISGD" train --data x --strategy topk-ag $bad >"$tmp/flag.out" 2>&1 || rc=$?
   [[ $rc -ne 0 && $rc -ne 124 ]] || fail "$bad: exit code $rc"
   expect_contains "$tmp/flag.out" "${bad%% *}" "$bad"
+done
+for bad in "--checkpoint-every 0" "--checkpoint-every -2" "--checkpoint-every x" "--checkpoint-seconds 0" \
+  "--checkpoint-seconds nan" "--checkpoint-seconds inf"; do
+  rc=0
+  # shellcheck disable=SC2086  # the flag and its value are two words
+  timeout 60 "$RUN" -np 2 "$MPISGD" train --data x --checkpoint "$tmp/ck" $bad >"$tmp/flag.out" 2>&1 || rc=$?
+  [[ $rc -ne 0 && $rc -ne 124 ]] || fail "$bad: exit code $rc"
+  expect_contains "$tmp/flag.out" "${bad%% *}: must be positive" "$bad"
 done
 for bad in -1 nan inf 1e9 abc; do
   rc=0

@@ -1,0 +1,61 @@
+#include "checkpoint/run_identity.h"
+
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace mpisgd {
+namespace {
+
+std::map<std::string, std::string> lines_of(const std::string& s) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) {
+    const auto eq = line.find('=');
+    out[line.substr(0, eq)] = eq == std::string::npos ? "" : line.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
+  std::string s;
+  auto add = [&s](const char* key, const auto& value) { s += fmt::format("{}={}\n", key, value); };
+  add("ranks", ranks);
+  add("threads", c.sgd.threads);
+  add("strategy", c.strategy);
+  add("model", c.model);
+  add("lr-schedule", c.lr_schedule);
+  add("lr", c.sgd.lr);
+  add("l2", c.l2);
+  add("batch", c.sgd.batch);
+  add("seed", c.sgd.seed);
+  add("features", dim);
+  add("zero-based", c.zero_based);
+  add("group-size", c.collective.group_size);
+  add("dense-switch", c.collective.tune_dense_switch ? std::string("tuned")
+                                                     : fmt::format("{}", c.collective.dense_switch.density));
+  add("density", c.sparsify.density);
+  add("k", c.sparsify.k);
+  add("select", c.sparsify.select);
+  add("reuse-period", c.sparsify.reuse_period);
+  add("warmup-steps", c.sparsify.warmup_steps);
+  return s;
+}
+
+std::vector<std::string> identity_differences(const std::string& saved, const std::string& now) {
+  const auto a = lines_of(saved), b = lines_of(now);
+  std::vector<std::string> out;
+  for (const auto& [key, value] : b) {
+    const auto it = a.find(key);
+    const std::string old = it == a.end() ? "(not recorded)" : it->second;
+    if (old != value) out.push_back(fmt::format("{}: checkpoint has {}, this run {}", key, old, value));
+  }
+  for (const auto& [key, value] : a)
+    if (!b.contains(key)) out.push_back(fmt::format("{}: checkpoint has {}, this run does not know it", key, value));
+  return out;
+}
+
+}  // namespace mpisgd

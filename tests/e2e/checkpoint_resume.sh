@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Checkpoints: a run killed with SIGKILL and resumed ends with the uninterrupted run's model
+# bits; a truncated or corrupted newest checkpoint is passed over for the previous one; a
+# checkpoint of another run (P, data) is refused with the differences named.
+source "$(dirname "$0")/lib.bash"
+
+"$BUILD"/gen_data --kind url --rows 3000 --features 5000 --nnz 30 --seed 2 --out "$tmp/train.svm" 2>/dev/null
+"$BUILD"/gen_data --kind url --rows 3000 --features 5000 --nnz 30 --seed 3 --out "$tmp/other.svm" 2>/dev/null
+
+# Top-k with error feedback over a lossless collective and a decaying schedule: the
+# residuals, the selector's reused threshold and the schedule's clock all carry over.
+EPOCHS=60
+flags=(--strategy ssar-split-ag --density 0.05 --lr-schedule invscaling --batch 10 --seed 5 --no-progress)
+train() {  # np out-file [flags...]
+  local np=$1 out=$2; shift 2
+  timeout 60 "$RUN" -np "$np" "$MPISGD" train --data "$tmp/train.svm" "${flags[@]}" "$@" >"$out" 2>&1
+}
+
+train 3 "$tmp/full.out" --epochs $EPOCHS --save-model "$tmp/full.model" || { cat "$tmp/full.out"; fail "uninterrupted run"; }
+
+# Kill every rank with SIGKILL once a checkpoint exists, as a lost node would. The run is
+# started with more epochs than it will get to (a resume may change --epochs), so the kill
+# always lands mid-run.
+timeout 60 "$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" "${flags[@]}" --epochs 100000 \
+  --checkpoint "$tmp/ck" >"$tmp/killed.out" 2>&1 &
+launcher=$!
+for _ in $(seq 600); do
+  compgen -G "$tmp/ck/epoch-*.ckpt" >/dev/null && break
+  sleep 0.05
+done
+descendants() { local c; for c in $(ps -o pid= --ppid "$1"); do echo "$c"; descendants "$c"; done; }
+ranks=$(for p in $(descendants $launcher); do [[ $(ps -o comm= -p "$p") == mpisgd ]] && echo "$p"; done || true)
+[[ -n $ranks ]] || fail "the run ended before it could be killed"
+kill -KILL $ranks
+wait $launcher && fail "the killed run exited with 0"
+reached=$(ls "$tmp/ck" | sed -n 's/^epoch-0*\([0-9]*\)\.ckpt$/\1/p' | sort -n | tail -1)
+[[ $reached -lt $EPOCHS ]] || fail "the kill came after epoch $reached, past the $EPOCHS the test compares"
+pass
+left=$(ls "$tmp/ck" | grep -c '^epoch-.*\.ckpt$')
+[[ $left -le 2 ]] || fail "kept $left checkpoints, expected the last two"
+pass
+
+resume() {  # out-file [flags...]: resumes $tmp/ck to the end, checkpointing on, and compares
+  local out=$1; shift
+  train 3 "$out" --epochs $EPOCHS --resume "$tmp/ck" --checkpoint "$tmp/ck" --save-model "$tmp/resumed.model" "$@" ||
+    { cat "$out"; fail "resuming"; }
+  cmp -s "$tmp/full.model" "$tmp/resumed.model" || fail "$out: resumed model differs from the uninterrupted run's"
+  pass
+}
+resume "$tmp/resume.out"
+expect_contains "$tmp/resume.out" "resumed from $tmp/ck/epoch-" "resume names its checkpoint"
+
+# The finished run left epochs EPOCHS-1 and EPOCHS; damage the newest and resume again.
+newest=$tmp/ck/epoch-$(printf %06d $EPOCHS).ckpt
+truncate -s -100 "$newest"
+resume "$tmp/truncated.out"
+expect_contains "$tmp/truncated.out" "skipping damaged checkpoint $newest: truncated" "truncation detected"
+expect_contains "$tmp/truncated.out" "resuming from the older checkpoint $tmp/ck/epoch-$(printf %06d $((EPOCHS - 1))).ckpt" "fallback named"
+
+printf '\xff' | dd of="$newest" bs=1 seek=200 conv=notrunc status=none
+resume "$tmp/flipped.out"
+expect_contains "$tmp/flipped.out" "skipping damaged checkpoint $newest: checksum mismatch" "flipped byte detected"
+
+# Another P or other data: refused, naming what differs.
+train 2 "$tmp/np.out" --epochs $EPOCHS --resume "$tmp/ck" && fail "resumed with another P"
+expect_contains "$tmp/np.out" "ranks: checkpoint has 3, this run 2" "another P refused"
+timeout 60 "$RUN" -np 3 "$MPISGD" train --data "$tmp/other.svm" "${flags[@]}" --epochs $EPOCHS --resume "$tmp/ck" \
+  >"$tmp/data.out" 2>&1 && fail "resumed with other data"
+expect_contains "$tmp/data.out" "data: checkpoint's rows have identity" "other data refused"
+
+# The top-k strategies and ps-sync: a run stopped after 2 epochs and resumed to 4 ends
+# with the 4-epoch run's bits. Ok-Topk's periods do not divide the 100 steps of an epoch, so its
+# regions, reused threshold and call count must carry over.
+# ps-sync's servers keep their shards with its L2 scale and AdaGrad sums (rank 2 serves).
+for strategy in oktopk gtopk gaussiank topk-dsa ps-sync; do
+  if [[ $strategy == ps-sync ]]; then
+    more=(--servers 1 --l2 1e-4 --lr-schedule adagrad --lr 0.1)
+  else
+    more=(--density 0.05 --repartition-period 7 --reuse-period 5)
+  fi
+  run_again() { timeout 60 "$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" --strategy "$strategy" "${more[@]}" \
+    --batch 10 --seed 5 --no-progress "$@" >"$tmp/$strategy.out" 2>&1 || { cat "$tmp/$strategy.out"; fail "$strategy $*"; }; }
+  run_again --epochs 4 --save-model "$tmp/$strategy.full"
+  run_again --epochs 2 --checkpoint "$tmp/ck-$strategy"
+  run_again --epochs 4 --resume "$tmp/ck-$strategy" --save-model "$tmp/$strategy.resumed"
+  cmp -s "$tmp/$strategy.full" "$tmp/$strategy.resumed" || fail "$strategy: resumed model differs from the uninterrupted run's"
+  pass
+done
+
+# Nothing valid left: a clear error, not a fresh start.
+for f in "$tmp"/ck/epoch-*.ckpt; do truncate -s 10 "$f"; done
+train 3 "$tmp/none.out" --epochs $EPOCHS --resume "$tmp/ck" && fail "resumed from damaged checkpoints only"
+expect_contains "$tmp/none.out" "$tmp/ck: no valid checkpoint to resume from" "no valid checkpoint"
+done_checks
