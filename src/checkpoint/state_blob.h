@@ -62,7 +62,8 @@ class StateReader {
     const auto n = get<uint64_t>();
     if (n > (bytes_.size() - at_) / sizeof(T)) throw std::runtime_error("checkpoint state ends early");
     std::vector<T> v(n);
-    std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
+    // An empty vector's data() may be null, which memcpy must not be given even for 0 bytes.
+    if (n > 0) std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
     return v;
   }
   std::string get_string() {
