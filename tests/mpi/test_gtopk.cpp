@@ -27,6 +27,7 @@
 #include "collectives/collective_util.h"
 #include "collectives/topk_allreduce.h"
 #include "mpi_test_util.h"
+#include "stream_test_util.h"
 #include "sparse/stream_sum.h"
 
 using namespace mpisgd;
@@ -91,30 +92,6 @@ Stream<V> stream_of(const std::vector<V>& d) {
   Stream<V> s(n);
   encode<V>(index, value, {0, n}, DenseSwitch{}, s);
   return s;
-}
-
-template <class V>
-std::vector<V> dense_of(const Stream<V>& s, uint32_t n) {
-  std::vector<V> d(n, V{0});
-  write_dense(s, {0, n}, d.data());
-  return d;
-}
-
-template <class V>
-std::vector<V> summed(std::vector<V> d) {
-  if (!d.empty()) MPI_Allreduce(MPI_IN_PLACE, d.data(), static_cast<int>(d.size()), mpi_type<V>(), MPI_SUM, MPI_COMM_WORLD);
-  return d;
-}
-
-// A dense stream covers [0, n); a sparse one has distinct ascending indices below n.
-template <class V>
-bool well_formed(const Stream<V>& s, uint32_t n) {
-  if (s.is_dense()) return s.count() == n;
-  const auto pairs = s.pairs();
-  for (size_t j = 0; j < pairs.size(); ++j) {
-    if (pairs[j].index >= n || (j > 0 && pairs[j].index <= pairs[j - 1].index)) return false;
-  }
-  return true;
 }
 
 // True if this rank's `s` has rank 0's bytes.

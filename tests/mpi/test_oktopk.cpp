@@ -28,6 +28,7 @@
 
 #include "collectives/topk_allreduce.h"
 #include "mpi_test_util.h"
+#include "stream_test_util.h"
 #include "sparse/stream_sum.h"
 
 using namespace mpisgd;
@@ -103,29 +104,6 @@ Stream<V> selection(Kind kind, uint32_t n, uint32_t count, uint64_t seed, int to
     return dense;
   }
   return s;
-}
-
-template <class V>
-std::vector<V> dense_of(const Stream<V>& s, uint32_t n) {
-  std::vector<V> d(n, V{0});
-  write_dense(s, {0, n}, d.data());
-  return d;
-}
-
-template <class V>
-std::vector<V> summed(std::vector<V> d, MPI_Op op = MPI_SUM) {
-  if (!d.empty()) MPI_Allreduce(MPI_IN_PLACE, d.data(), static_cast<int>(d.size()), mpi_type<V>(), op, MPI_COMM_WORLD);
-  return d;
-}
-
-// True if `s` is a stream over [0, n): dense over all of it, or distinct ascending indices below n.
-template <class V>
-bool well_formed(const Stream<V>& s, uint32_t n) {
-  if (s.is_dense()) return s.count() == n;
-  const auto pairs = s.pairs();
-  for (size_t j = 0; j < pairs.size(); ++j)
-    if (pairs[j].index >= n || (j > 0 && pairs[j].index <= pairs[j - 1].index)) return false;
-  return true;
 }
 
 // The indices a result names: its pairs (zero sums included), or a dense result's non-zeros.

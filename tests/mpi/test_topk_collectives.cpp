@@ -32,6 +32,7 @@
 
 #include "collectives/topk_allreduce.h"
 #include "mpi_test_util.h"
+#include "stream_test_util.h"
 #include "sparse/stream_sum.h"
 
 using namespace mpisgd;
@@ -190,31 +191,6 @@ Stream<V> selected_stream(const Contribution<V>& c, uint32_t n) {
   Stream<V> s(n);
   encode<V>(c.index, c.value, {0, n}, kByteBound, s);
   return s;
-}
-
-template <class V>
-std::vector<V> dense_of(const Stream<V>& s, uint32_t n) {
-  std::vector<V> d(n, V{0});
-  write_dense(s, {0, n}, d.data());
-  return d;
-}
-
-template <class V>
-std::vector<V> summed(std::vector<V> d) {
-  if (!d.empty()) MPI_Allreduce(MPI_IN_PLACE, d.data(), static_cast<int>(d.size()), mpi_type<V>(), MPI_SUM, MPI_COMM_WORLD);
-  return d;
-}
-
-// True if `s` is a well-formed stream over [0, n): a dense one covers [0, n), a sparse
-// one has distinct ascending indices below n.
-template <class V>
-bool well_formed(const Stream<V>& s, uint32_t n) {
-  if (s.is_dense()) return s.count() == n;
-  const auto pairs = s.pairs();
-  for (size_t j = 0; j < pairs.size(); ++j) {
-    if (pairs[j].index >= n || (j > 0 && pairs[j].index <= pairs[j - 1].index)) return false;
-  }
-  return true;
 }
 
 // True if every rank's `s` has rank 0's bytes (compared by a 64-bit FNV-1a hash of them).
