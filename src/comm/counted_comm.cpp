@@ -4,7 +4,7 @@
 
 namespace mpisgd {
 
-CountedComm::CountedComm(MPI_Comm comm) {
+CountedComm::CountedComm(MPI_Comm comm, Thread thread) : watched_(thread == Thread::main) {
   MPI_Comm_dup(comm, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);

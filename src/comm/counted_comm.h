@@ -34,9 +34,15 @@ template <> inline MPI_Datatype mpi_type<uint64_t>() { return MPI_UINT64_T; }
 // Collective construction and destruction: the library talks on its own duplicate of
 // the caller's communicator (MPI_Comm_dup, as libraries do), so that its fixed tags can
 // never match an application's receives on `comm`, wildcard ones included, nor the reverse.
+// A CountedComm belongs to one thread. The main thread's waits are what the watchdog
+// watches (wait_board.h); a second thread that communicates (a co-located parameter
+// server, an overlapping push/pull thread) gets a CountedComm of its own made with
+// Thread::background, whose waits leave the board alone and whose counters the strategy
+// adds to its epoch's record.
 class CountedComm {
  public:
-  explicit CountedComm(MPI_Comm comm);
+  enum class Thread { main, background };
+  explicit CountedComm(MPI_Comm comm, Thread thread = Thread::main);
   ~CountedComm();
   CountedComm(const CountedComm&) = delete;
   CountedComm& operator=(const CountedComm&) = delete;
@@ -65,11 +71,11 @@ class CountedComm {
    public:
     explicit Timed(CountedComm& c, const char* op = "a strategy exchange", WaitKind kind = WaitKind::exchange)
         : comm_(c), start_(MPI_Wtime()) {
-      if (comm_.timing_depth_++ == 0) wait_board.enter(op, kind);
+      if (comm_.timing_depth_++ == 0 && comm_.watched_) wait_board.enter(op, kind);
     }
     ~Timed() {
       if (--comm_.timing_depth_ != 0) return;
-      wait_board.leave();
+      if (comm_.watched_) wait_board.leave();
       comm_.stats_.seconds += MPI_Wtime() - start_;
     }
     Timed(const Timed&) = delete;
@@ -88,6 +94,7 @@ class CountedComm {
   int size_ = 1;
   CommStats stats_;
   int timing_depth_ = 0;
+  bool watched_ = true;
 };
 
 // MPI counts are int: calls on more elements go in pieces of at most this many.

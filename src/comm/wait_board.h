@@ -55,7 +55,7 @@ class WaitBoard {
   std::atomic<uint64_t> waits_{0};
 };
 
-// One per process: only the main thread communicates, so only it writes here.
+// One per process, written by the main thread only (CountedComm::Thread).
 inline WaitBoard wait_board;
 
 // Marks a wait outside the strategies' counted exchanges (the trainer's epoch-end
