@@ -108,6 +108,10 @@ int main(int argc, char** argv) {
   t->add_option("--max-staleness", train.ps.max_staleness,
                 "ps-async: a worker runs at most K steps ahead of the slowest (0 waits as ps-sync; default unbounded)")
       ->check(CLI::NonNegativeNumber);
+  t->add_option("--drop-rate", train.ps.drop_rate,
+                "ps-sync, ps-async: pushes and pulls carry only the largest 1 - R of each update, the rest kept as "
+                "residuals (gradient dropping; 0 sends everything)")
+      ->capture_default_str();
   t->add_option("--epochs", train.sgd.epochs, "passes over the data")->capture_default_str();
   t->add_option("--batch", train.sgd.batch, "rows per rank per step (global batch = batch x ranks)")->capture_default_str();
   t->add_option("--lr", train.sgd.lr, "learning rate eta")->capture_default_str();

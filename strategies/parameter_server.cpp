@@ -13,6 +13,11 @@
 // m non-zeros of its update). A server takes its shard's part of every worker's traffic:
 // with one server that is W (8 k + 8 m) beta per step, the bottleneck that made the
 // thesis choose allreduce; S balanced shards divide it by S.
+// --drop-rate R (Marian thesis section 3.8, Algorithms 8-9; Aji and Heafield 2017): a worker
+// pushes the largest 1 - R of its update plus residual and keeps the rest (error feedback,
+// sparse/error_feedback.h), and a pull names no features: each server answers with the
+// largest 1 - R of what changed since it last answered that worker (ps/client_copies.h).
+// Per worker step then: 3 S alpha + 8 (1 - R) (m + c) beta, c the coordinates changed.
 #include <spdlog/spdlog.h>
 
 #include <optional>
@@ -28,6 +33,14 @@
 namespace mpisgd {
 namespace {
 
+// A worker's gradient dropping: the exact top 1 - R of each update plus residual.
+SparsifyOptions dropping(double drop_rate) {
+  SparsifyOptions o;
+  o.select = "exact";
+  o.keep = 1 - drop_rate;
+  return o;
+}
+
 class ParameterServer final : public Strategy {
  public:
   ParameterServer(const StrategyContext& c, const std::string& name, ShardServer::Mode mode)
@@ -39,23 +52,33 @@ class ParameterServer final : public Strategy {
       server_.emplace(comm_, map_.shard(s), workers_, mode, c.ps.max_staleness, c.ps);
     } else {
       client_.emplace(comm_, map_, workers_);
+      if (c.ps.drop_rate > 0) dropping_.emplace(dropping(c.ps.drop_rate), c.dim);
     }
   }
 
   Role role() const override { return server_ ? Role::serve : Role::train; }
   bool lockstep() const override { return mode_ == ShardServer::Mode::sync; }
-  // Workers keep nothing between epochs but the model, which the checkpoint holds.
+  // Workers keep nothing between epochs but the model, which the checkpoint holds, and
+  // under --drop-rate their residual.
   void save_state(StateWriter& out) const override {
     if (server_) server_->save_state(out);
+    if (dropping_) dropping_->save_state(out);
   }
   void load_state(StateReader& in) override {
     if (server_) server_->load_state(in);
+    if (dropping_) dropping_->load_state(in);
   }
+  const SparseVector* residual() const override { return dropping_ ? &dropping_->residual() : nullptr; }
 
   void before_epoch(int /*epoch*/) override { step_ = 0; }
   void serve(int /*epoch*/) override { server_->serve_epoch(); }
 
   void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
+    if (dropping_) {
+      client_->pull_changes(step_, features_, values_);
+      assign_values(w, features_, values_, scratch_);
+      return;
+    }
     features_.clear();
     for (uint64_t r : batch)
       for (uint32_t i : data.row_index(r)) batch_features_.insert(i);
@@ -65,8 +88,9 @@ class ParameterServer final : public Strategy {
   }
 
   uint64_t exchange(const SparseVector& local, double eta, Weights& /*w*/) override {
-    client_->push(step_++, eta, local);
-    return local.nnz();
+    const SparseVector& pushed = dropping_ ? dropping_->select(local) : local;
+    client_->push(step_++, eta, pushed);
+    return pushed.nnz();
   }
 
   void after_epoch(int /*epoch*/, Weights& w) override {
@@ -106,6 +130,9 @@ class ParameterServer final : public Strategy {
     };
     spdlog::info("{}: {} worker{} ({}), {} server{} ({}); {}", name, workers_, workers_ == 1 ? "" : "s",
                  ranks(0, workers_), servers, servers == 1 ? "" : "s", ranks(workers_, servers), pace);
+    if (ps.drop_rate > 0)
+      spdlog::info("  --drop-rate {:g}: pushes and pulls carry the largest {:g}% of each update, the rest kept as "
+                   "residuals", ps.drop_rate, 100 * (1 - ps.drop_rate));
     for (int s = 0; s < servers; ++s)
       spdlog::info("  shard {} on rank {}: features [{}, {}), {} of them, {:.1f}% of the expected traffic", s,
                    workers_ + s, map_.shard(s).begin, map_.shard(s).end, map_.shard(s).length(), 100 * map_.share(s));
@@ -117,6 +144,7 @@ class ParameterServer final : public Strategy {
   ShardMap map_;
   std::optional<ShardServer> server_;
   std::optional<ShardClient> client_;
+  std::optional<ErrorFeedback> dropping_;
   uint64_t step_ = 0;
   IndexSet batch_features_;
   std::vector<uint32_t> features_;

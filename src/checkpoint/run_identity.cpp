@@ -42,6 +42,9 @@ std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
   add("select", c.sparsify.select);
   add("reuse-period", c.sparsify.reuse_period);
   add("warmup-steps", c.sparsify.warmup_steps);
+  add("servers", c.ps.server_ranks());
+  add("max-staleness", c.ps.max_staleness);
+  add("drop-rate", c.ps.drop_rate);
   return s;
 }
 

@@ -11,12 +11,15 @@ void check_parameter_server(const std::string& strategy, const ParameterServerCo
     if (c.servers) throw std::invalid_argument("--servers is for --strategy ps-sync or ps-async, not " + strategy);
     if (c.max_staleness != ParameterServerConfig::kUnbounded)
       throw std::invalid_argument("--max-staleness is for --strategy ps-async, not " + strategy);
+    if (c.drop_rate != 0) throw std::invalid_argument("--drop-rate is for --strategy ps-sync or ps-async, not " + strategy);
     return;
   }
   if (strategy == "ps-sync" && c.max_staleness != ParameterServerConfig::kUnbounded)
     throw std::invalid_argument("--max-staleness bounds ps-async; ps-sync never runs ahead (it is ps-async with 0)");
   if (c.max_staleness < ParameterServerConfig::kUnbounded)
     throw std::invalid_argument("--max-staleness must be 0 or more steps");
+  if (!(c.drop_rate >= 0 && c.drop_rate < 1))
+    throw std::invalid_argument("--drop-rate is the fraction of each update left out: it must be in [0, 1)");
   if (c.servers < 0) throw std::invalid_argument("--servers must be at least 1");
   if (c.server_ranks() >= ranks)
     throw std::invalid_argument("--servers " + std::to_string(c.server_ranks()) + " leaves no rank to train on " +

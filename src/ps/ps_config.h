@@ -13,6 +13,7 @@ struct ParameterServerConfig {
 
   int servers = 0;                    // --servers S: the last S ranks serve; 0: not given (1)
   int64_t max_staleness = kUnbounded; // --max-staleness K (ps-async); kUnbounded: not given
+  double drop_rate = 0;               // --drop-rate R: pushes and pulls keep the largest 1 - R
   // How the servers take a step, the rules model/weights.h applies on every rank for the
   // other strategies, and the batch; the trainer fills them in from --l2, --lr-schedule,
   // --threads and --batch.
@@ -28,7 +29,7 @@ bool is_parameter_server(const std::string& strategy);
 
 // Throws std::invalid_argument naming the flag when `c` cannot run `strategy` on `ranks`
 // ranks: S >= P, --max-staleness with ps-sync, parameter-server flags with any other
-// strategy.
+// strategy, a drop rate outside [0, 1).
 void check_parameter_server(const std::string& strategy, const ParameterServerConfig& c, int ranks);
 
 // The ranks that train (the first ones): all of them, or all but the servers.

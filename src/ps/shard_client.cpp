@@ -49,6 +49,37 @@ void ShardClient::pull(uint64_t step, std::span<const uint32_t> features, std::v
   stats_.pull_s += MPI_Wtime() - start;
 }
 
+void ShardClient::pull_changes(uint64_t step, std::vector<uint32_t>& features, std::vector<float>& values) {
+  const double start = MPI_Wtime();
+  CountedComm::Timed timed(comm_, "a parameter-server pull");
+  requests_.clear();
+  for (Message& m : out_) m.start(PullHeader{step});
+  send_all(kTagPull);
+  features.clear();
+  values.clear();
+  double held = 0;
+  // An answer's size is known only once it is in: each is probed, then received.
+  for (size_t s = 0; s < in_.size(); ++s) {
+    MPI_Status status;
+    MPI_Probe(first_server_ + static_cast<int>(s), kTagValues, comm_.raw(), &status);
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &bytes);
+    in_[s].resize(static_cast<size_t>(bytes));
+    MPI_Recv(in_[s].data(), bytes, MPI_BYTE, status.MPI_SOURCE, kTagValues, comm_.raw(), MPI_STATUS_IGNORE);
+    comm_.count_received(in_[s].size());
+    const auto h = in_[s].header<ValuesHeader>();
+    version_[s] = h.version;
+    held = std::max(held, h.held_s);
+    const size_t n = in_[s].items<ValuesHeader>(sizeof(uint32_t) + sizeof(float));
+    features.resize(features.size() + n);
+    values.resize(values.size() + n);
+    in_[s].read<ValuesHeader>(0, n, features.data() + features.size() - n);
+    in_[s].read<ValuesHeader>(n, n, values.data() + values.size() - n);
+  }
+  stats_.wait_s += held;
+  stats_.pull_s += MPI_Wtime() - start;
+}
+
 void ShardClient::push(uint64_t step, double eta, const SparseVector& update) {
   const double start = MPI_Wtime();
   CountedComm::Timed timed(comm_, "a parameter-server push");

@@ -31,6 +31,9 @@ class ShardClient {
 
   // values[j] = the model's value of features[j] (ascending) for step `step` of the epoch.
   void pull(uint64_t step, std::span<const uint32_t> features, std::vector<float>& values);
+  // Under --drop-rate: the values (ascending features) that changed most since each server
+  // last answered this worker (client_copies.h), for step `step`; no features are named.
+  void pull_changes(uint64_t step, std::vector<uint32_t>& features, std::vector<float>& values);
   // Sends this step's update (sorted pairs) to the shards' servers.
   void push(uint64_t step, double eta, const SparseVector& update);
   // Tells every server this worker is done with the epoch (after its last push).

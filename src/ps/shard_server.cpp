@@ -11,7 +11,9 @@ ShardServer::ShardServer(CountedComm& comm, Range shard, int workers, Mode mode,
       weights_(shard.length(), mode == Mode::sync ? rules.l2 : rules.l2 / workers, rules.adagrad, rules.threads),
       pushed_(static_cast<size_t>(workers)), done_(static_cast<size_t>(workers)),
       pending_(mode == Mode::sync ? static_cast<size_t>(workers) : 0), sum_(mode == Mode::sync ? shard.length() : 0),
-      touched_(mode == Mode::sync ? shard.length() : 0) {}
+      touched_(mode == Mode::sync ? shard.length() : 0) {
+  if (rules.drop_rate > 0) copies_.emplace(shard.length(), workers, rules.drop_rate);
+}
 
 void ShardServer::serve_epoch() {
   std::fill(pushed_.begin(), pushed_.end(), 0);
@@ -19,6 +21,7 @@ void ShardServer::serve_epoch() {
   done_count_ = 0;
   applied_ = 0;
   stats_ = {};
+  if (copies_) copies_->sync(weights_);
   const double start = MPI_Wtime();
   while (done_count_ < workers_) {
     MPI_Status status;
@@ -85,12 +88,27 @@ bool ShardServer::may_answer(uint64_t step) const {
 }
 
 void ShardServer::answer(int worker, const Message& request, double held_s) {
+  if (copies_) {
+    answer_changes(worker, held_s);
+    return;
+  }
   const size_t k = request.items<PullHeader>(sizeof(uint32_t));
   index_.resize(k);
   request.read<PullHeader>(0, k, index_.data());
   value_.resize(k);
   for (size_t j = 0; j < k; ++j) value_[j] = value(index_[j] - shard_.begin);
   out_.start(ValuesHeader{version_, held_s});
+  out_.append<float>(value_);
+  CountedComm::Timed timed(comm_, "a reply to a worker");
+  MPI_Send(out_.data(), static_cast<int>(out_.size()), MPI_BYTE, worker, kTagValues, comm_.raw());
+  comm_.count_sent(out_.size());
+}
+
+void ShardServer::answer_changes(int worker, double held_s) {
+  copies_->answer(worker, weights_, index_, value_);
+  for (uint32_t& i : index_) i += shard_.begin;
+  out_.start(ValuesHeader{version_, held_s});
+  out_.append<uint32_t>(index_);
   out_.append<float>(value_);
   CountedComm::Timed timed(comm_, "a reply to a worker");
   MPI_Send(out_.data(), static_cast<int>(out_.size()), MPI_BYTE, worker, kTagValues, comm_.raw());
@@ -120,6 +138,7 @@ void ShardServer::apply(const Message& push) {
   stats_.staleness_sum += static_cast<double>(stale);
   stats_.staleness_max = std::max(stats_.staleness_max, stale);
   weights_.step_sparse(h.eta, index_, value_);
+  if (copies_) copies_->changed(index_);
   ++version_;
 }
 
@@ -149,6 +168,7 @@ void ShardServer::apply_step_sum() {
   }
   // Every worker takes the step with the same rate; the first push says which.
   weights_.step_sparse(pending_.front().header<PushHeader>().eta, index_, value_);
+  if (copies_) copies_->changed(index_);
   pending_count_ = 0;
   ++applied_;
   ++version_;

@@ -12,14 +12,18 @@
 //     Parallel, Ho et al. 2013) once every worker still in the epoch has pushed at least
 //     s - K steps. The slowest worker's pulls always pass, so the bound cannot deadlock.
 // Steps follow model/weights.h: lazy L2 as a scale, AdaGrad's sums kept here.
+// With --drop-rate R a pull is answered with the largest 1 - R of what changed since the
+// server last answered that worker (client_copies.h) instead of the values asked for.
 // Cost per worker step: the server receives 4 k_s + 8 m_s bytes and sends 4 k_s (k_s
 // features pulled, m_s pushed in its shard), 3 messages; a step's work is O(sum m_s).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "checkpoint/state_blob.h"
 #include "comm/counted_comm.h"
 #include "model/weights.h"
+#include "ps/client_copies.h"
 #include "ps/index_set.h"
 #include "ps/messages.h"
 #include "ps/ps_config.h"
@@ -68,6 +72,7 @@ class ShardServer {
   void receive(Message& into, const MPI_Status& probed);
   bool may_answer(uint64_t step) const;
   void answer(int worker, const Message& request, double held_s);
+  void answer_changes(int worker, double held_s);
   void answer_held();
   void apply(const Message& push);
   void apply_step_sum();
@@ -82,6 +87,7 @@ class ShardServer {
   // answer carries it and the push after it sends it back, which gives its staleness.
   uint64_t version_ = 0;
   ServerStats stats_;
+  std::optional<ClientCopies> copies_;  // --drop-rate
 
   // This epoch.
   std::vector<uint64_t> pushed_;  // pushes received per worker

@@ -15,7 +15,7 @@ uint64_t SparsifyOptions::k_for(uint32_t dim) const {
 }
 
 ErrorFeedback::ErrorFeedback(const SparsifyOptions& options, uint32_t dim)
-    : k_(options.k_for(dim)), warmup_steps_(options.warmup_steps),
+    : k_(options.k_for(dim)), warmup_steps_(options.warmup_steps), keep_(options.keep),
       selector_(make_topk_selector(options.select.empty() ? "threshold-reuse" : options.select,
                                    TopkOptions{options.reuse_period, options.seed})) {}
 
@@ -26,7 +26,8 @@ const SparseVector& ErrorFeedback::select(const SparseVector& local) {
     std::swap(sent_, merged_);
     return sent_;
   }
-  selector_->select(merged_.value, k_, kept_);
+  const uint64_t k = keep_ > 0 ? static_cast<uint64_t>(std::ceil(keep_ * static_cast<double>(local.nnz()))) : k_;
+  selector_->select(merged_.value, k, kept_);
   split_selected(merged_, kept_, sent_, residual_);
   return sent_;
 }

@@ -26,6 +26,10 @@ struct SparsifyOptions {
   uint32_t reuse_period = 32;
   uint64_t warmup_steps = 0;  // steps that send the whole update before sparsifying
   uint64_t seed = 1;
+  // Gradient dropping (the parameter servers' --drop-rate R): a step sends
+  // ceil(keep x m) values, keep = 1 - R, for the m non-zeros of its own update (the
+  // residual holds far more, and would otherwise raise what is sent), instead of k.
+  double keep = 0;
 
   bool requested() const { return density > 0 || k > 0; }
   // The per-rank k for N features (at least 1 when N > 0); density 0.01 if neither is set.
@@ -52,6 +56,7 @@ class ErrorFeedback {
 
  private:
   uint64_t k_, warmup_steps_, step_ = 0;
+  double keep_;
   std::unique_ptr<TopkSelector> selector_;
   SparseVector merged_, sent_, residual_, back_;
   std::vector<uint32_t> kept_;

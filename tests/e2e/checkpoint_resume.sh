@@ -71,10 +71,11 @@ expect_contains "$tmp/data.out" "data: checkpoint's rows have identity" "other d
 # The top-k strategies and ps-sync: a run stopped after 2 epochs and resumed to 4 ends
 # with the 4-epoch run's bits. Ok-Topk's periods do not divide the 100 steps of an epoch, so its
 # regions, reused threshold and call count must carry over.
-# ps-sync's servers keep their shards with its L2 scale and AdaGrad sums (rank 2 serves).
+# ps-sync's servers keep their shards with its L2 scale and AdaGrad sums (rank 2 serves), and
+# its workers their gradient-dropping residuals.
 for strategy in oktopk gtopk gaussiank topk-dsa ps-sync; do
   if [[ $strategy == ps-sync ]]; then
-    more=(--servers 1 --l2 1e-4 --lr-schedule adagrad --lr 0.1)
+    more=(--servers 1 --l2 1e-4 --lr-schedule adagrad --lr 0.1 --drop-rate 0.5)
   else
     more=(--density 0.05 --repartition-period 7 --reuse-period 5)
   fi

@@ -109,4 +109,12 @@ if "$RUN" -np 2 "$MPISGD" train --data "$tmp/train.svm" --strategy ps-sync --ser
   fail "--servers 2 on 2 ranks trained"
 fi
 expect_contains "$tmp/ps_bad.out" "--servers 2 leaves no rank to train on 2 ranks" "S >= P is one error at start"
+expect_contains "$tmp/help.out" "--drop-rate" "--drop-rate in train --help"
+"$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" --epochs 1 --batch 64 --lr 3 --strategy ps-async --drop-rate 0.9 \
+  --no-progress >"$tmp/ps_drop.out" 2>&1 || { cat "$tmp/ps_drop.out"; fail "training with --drop-rate"; }
+expect_contains "$tmp/ps_drop.out" "--drop-rate 0.9: pushes and pulls carry the largest 10%" "--drop-rate logged at start"
+if "$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" --strategy ps-sync --drop-rate 1 --no-progress >"$tmp/ps_drop_bad.out" 2>&1; then
+  fail "--drop-rate 1 trained"
+fi
+expect_contains "$tmp/ps_drop_bad.out" "--drop-rate is the fraction of each update left out: it must be in [0, 1)" "--drop-rate 1 is one error at start"
 done_checks

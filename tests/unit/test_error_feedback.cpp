@@ -113,3 +113,20 @@ TEST_CASE("error feedback: k from --density and --k", "[topk][feedback]") {
   REQUIRE(o.k_for(100) == 100);  // never above N
   REQUIRE_THROWS_AS(ErrorFeedback(SparsifyOptions{0.1, 0, "nope"}, 10), std::invalid_argument);
 }
+
+TEST_CASE("error feedback: a keep fraction sends a share of each update's size", "[topk][feedback][ps-drop]") {
+  SparsifyOptions o;
+  o.select = "exact";
+  o.keep = 0.25;
+  ErrorFeedback f(o, 100);
+  const SparseVector first{{1, 2, 3, 4, 5, 6, 7, 8}, {1, -8, 3, 7, 2, -5, 4, 6}};
+  const SparseVector& a = f.select(first);
+  REQUIRE(a.index == std::vector<uint32_t>{2, 4});
+  REQUIRE(f.residual().nnz() == 6);
+  // Four new values: one goes out, the largest of update and residual together.
+  const SparseVector second{{10, 11, 12, 13}, {1, 1, 1, -2}};
+  const SparseVector& b = f.select(second);
+  REQUIRE(b.index == std::vector<uint32_t>{8});
+  REQUIRE(b.value == std::vector<float>{6});
+  REQUIRE(f.residual().nnz() == 9);
+}
