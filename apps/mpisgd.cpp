@@ -150,6 +150,20 @@ int main(int argc, char** argv) {
           },
           "SECONDS"))
       ->capture_default_str();
+  t->add_option_function<std::string>(
+       "--slow-rank",
+       [&train](const std::string& v) {
+         const auto colon = v.find(':');
+         char* end = nullptr;
+         const long rank = std::strtol(v.c_str(), &end, 10);
+         const double factor = colon == std::string::npos ? 0 : std::strtod(v.c_str() + colon + 1, nullptr);
+         if (colon == std::string::npos || end != v.c_str() + colon || rank < 0 || !(factor >= 1 && factor <= 1000))
+           throw CLI::ValidationError("--slow-rank", "'" + v + "': give RANK:FACTOR, e.g. 1:2 (a factor from 1 to 1000)");
+         train.sgd.slow_rank = static_cast<int>(rank);
+         train.sgd.slow_factor = factor;
+       },
+       "benchmark aid: rank R's steps take F times as long (R:F), to measure a straggler's cost")
+      ->type_name("R:F");
 
   mpisgd::PredictConfig predict;
   auto* p = app.add_subcommand("predict", "accuracy or RMSE of a saved model on a dataset");

@@ -2,7 +2,8 @@
 """Trainer benchmark of the communication strategies: the same logreg run (URL-like or
 Webspam-like data, batch 1000 per rank) with each strategy, optionally over the emulated
 slow network of scripts/slow_network.sh. Prints, per strategy, the mean epoch time, the
-mean communication time per epoch, the bytes each rank sent per epoch, the density of the
+mean communication time per epoch, the bytes each rank sent per epoch (mean and the
+busiest rank, a parameter server's bottleneck), the density of the
 combined update, the test accuracy after the last epoch and the speed-up over `allreduce`.
 
 usage: scripts/bench_strategies.py [--kind url|webspam] [--ranks 4] [--rows 200000]
@@ -10,6 +11,8 @@ usage: scripts/bench_strategies.py [--kind url|webspam] [--ranks 4] [--rows 2000
          [--rate 1gbit] [--strategies a,b,...]
          [--dense-switch D]   (passed to every strategy; sparse-auto derives its own)
          [--density D]        (passed to the top-k strategies)
+A strategy may carry its own flags after colons, e.g. ps-async:servers=2:drop-rate=0.99
+(--servers 2 --drop-rate 0.99) or ps-sync:overlap (a flag without a value).
 Profiles go to out/bench/strategies_<network>_<strategy>.csv."""
 import argparse
 import csv
@@ -43,11 +46,23 @@ def launcher(args):
     return [os.path.join(ROOT, "scripts/slow_network.sh"), "--mode", args.network, "--rate", args.rate, "--"]
 
 
-def run(args, data, test, strategy, out):
-    profile = os.path.join(out, f"strategies_{args.network}_{strategy}.csv")
+def spec_flags(spec):
+    """The strategy of `spec` (name:flag=value:flag...) and its own flags."""
+    name, *options = spec.split(":")
+    flags = []
+    for o in options:
+        key, _, value = o.partition("=")
+        flags += ["--" + key] + ([value] if value else [])
+    return name, flags
+
+
+def run(args, data, test, spec, out):
+    strategy, own_flags = spec_flags(spec)
+    profile = os.path.join(out, f"strategies_{args.network}_{spec.replace(':', '_').replace('=', '')}.csv")
     cmd = launcher(args) + ["-np", str(args.ranks), os.path.join(BUILD, "mpisgd"), "train", "--data", data,
                             "--strategy", strategy, "--epochs", str(args.epochs), "--batch", "1000", "--lr", "5",
                             "--lr-schedule", "invscaling", "--no-progress", "--profile", profile, "--log-level", "warn"]
+    cmd += own_flags
     if args.dense_switch is not None:
         cmd += ["--dense-switch", str(args.dense_switch)]
     if args.density is not None and strategy in TOPK:
@@ -59,6 +74,7 @@ def run(args, data, test, strategy, out):
         rows = list(csv.DictReader(f))
     mean = lambda key: sum(float(r[key]) for r in rows) / len(rows)
     return {"wall": mean("wall_s_max"), "comm": mean("comm_s_mean"), "sent": mean("bytes_sent_mean") / 1e6,
+            "sent_max": mean("bytes_sent_max") / 1e6,
             "density": mean("density"), "loss": float(rows[-1]["train_loss"]),
             "acc": float(rows[-1]["test_accuracy"]) if test else float("nan")}
 
@@ -96,11 +112,12 @@ def main():
         net += f", --dense-switch {args.dense_switch}"
     print(f"\nP={args.ranks}, {args.rows} {args.kind}-like rows, logreg, batch 1000/rank, {net}; means over "
           f"{args.epochs} epochs, median of {args.rounds} round(s)")
-    print(f"{'strategy':<14} {'epoch s':>9} {'comm s':>9} {'sent MB/rank':>13} {'density':>9} {'loss':>8} "
+    width = max(14, *(len(s) for s in results))
+    print(f"{'strategy':<{width}} {'epoch s':>9} {'comm s':>9} {'sent MB/rank':>13} {'max rank':>9} {'density':>9} {'loss':>8} "
           f"{'test acc':>9} {'speed-up':>9}")
     for s, r in results.items():
         speedup = f"{base['wall'] / r['wall']:.1f}x" if base else "-"
-        print(f"{s:<14} {r['wall']:>9.3f} {r['comm']:>9.3f} {r['sent']:>13.1f} {r['density']:>9.2e} "
+        print(f"{s:<{width}} {r['wall']:>9.3f} {r['comm']:>9.3f} {r['sent']:>13.1f} {r['sent_max']:>9.1f} {r['density']:>9.2e} "
               f"{r['loss']:>8.4f} {r['acc']:>9.4f} {speedup:>9}")
 
 

@@ -8,7 +8,9 @@
 //             then answer the next pulls: the model allreduce trains on the W workers.
 //   ps-async  servers apply each push as it arrives; --max-staleness K lets a worker be at
 //             most K steps ahead of the slowest (SSP); K = 0 waits at every step, which
-//             is ps-sync, and runs as it.
+//             is ps-sync, and runs as it. An epoch is as many pushes as the workers' rows
+//             make batches, from whichever workers: a slow one does fewer of them and the
+//             others go round their rows again, rather than all waiting for it.
 // Cost per worker step: 3 S alpha + (8 k + 8 m) beta (k distinct features of the batch,
 // m non-zeros of its update). A server takes its shard's part of every worker's traffic:
 // with one server that is W (8 k + 8 m) beta per step, the bottleneck that made the
@@ -54,10 +56,17 @@ class ParameterServer final : public Strategy {
       client_.emplace(comm_, map_, workers_);
       if (c.ps.drop_rate > 0) dropping_.emplace(dropping(c.ps.drop_rate), c.dim);
     }
+    if (mode_ == ShardServer::Mode::async) {
+      uint64_t pushes = client_ ? (c.train->rows() + c.ps.batch - 1) / c.ps.batch : 0;
+      MPI_Allreduce(MPI_IN_PLACE, &pushes, 1, MPI_UINT64_T, MPI_SUM, comm_.raw());
+      if (server_) server_->share_epoch(pushes);
+    }
   }
 
   Role role() const override { return server_ ? Role::serve : Role::train; }
   bool lockstep() const override { return mode_ == ShardServer::Mode::sync; }
+  // ps-async: until the servers say the epoch's pushes are in (ShardServer::share_epoch).
+  bool another_step(uint64_t /*taken*/, uint64_t own) const override { return own > 0 && !client_->epoch_over(); }
   // Workers keep nothing between epochs but the model, which the checkpoint holds, and
   // under --drop-rate their residual.
   void save_state(StateWriter& out) const override {

@@ -53,6 +53,10 @@ class Strategy {
   // True when every rank must take every step of the epoch, empty batches included, as
   // collectives need; false lets a rank stop after its own batches.
   virtual bool lockstep() const { return true; }
+  // For a strategy that is not lockstep: whether this rank takes another step after
+  // `taken` steps of the epoch, its rows making `own` of them. Past them the rank starts
+  // another pass over its rows, reshuffled. The default stops once its rows are done.
+  virtual bool another_step(uint64_t taken, uint64_t own) const { return taken < own; }
 
   virtual void before_epoch(int /*epoch*/) {}
   // Makes `w` current for the coming batch. Allreduce strategies hold the whole model.

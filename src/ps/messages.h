@@ -25,8 +25,9 @@ struct PullHeader {
   uint64_t step;  // the worker's step in this epoch, from 0
 };
 struct ValuesHeader {
-  uint64_t version;  // the shard's version the values are from
-  double held_s;     // how long the server held the pull back (staleness bound)
+  uint64_t version;     // the shard's version the values are from
+  double held_s;        // how long the server held the pull back (staleness bound)
+  uint64_t epoch_over;  // ps-async: 1 once the epoch's pushes are in (ShardServer::share_epoch)
 };
 struct PushHeader {
   uint64_t step;

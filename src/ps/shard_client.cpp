@@ -43,6 +43,7 @@ void ShardClient::pull(uint64_t step, std::span<const uint32_t> features, std::v
     const auto h = in_[s].header<ValuesHeader>();
     version_[s] = h.version;
     held = std::max(held, h.held_s);
+    epoch_over_ = epoch_over_ || h.epoch_over;
     in_[s].read<ValuesHeader>(0, cuts_[s + 1] - cuts_[s], values.data() + cuts_[s]);
   }
   stats_.wait_s += held;
@@ -70,6 +71,7 @@ void ShardClient::pull_changes(uint64_t step, std::vector<uint32_t>& features, s
     const auto h = in_[s].header<ValuesHeader>();
     version_[s] = h.version;
     held = std::max(held, h.held_s);
+    epoch_over_ = epoch_over_ || h.epoch_over;
     const size_t n = in_[s].items<ValuesHeader>(sizeof(uint32_t) + sizeof(float));
     features.resize(features.size() + n);
     values.resize(values.size() + n);
@@ -97,6 +99,7 @@ void ShardClient::push(uint64_t step, double eta, const SparseVector& update) {
 
 void ShardClient::done() {
   CountedComm::Timed timed(comm_);
+  epoch_over_ = false;
   requests_.clear();
   for (Message& m : out_) m.resize(0);
   send_all(kTagDone);

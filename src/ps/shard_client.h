@@ -38,6 +38,8 @@ class ShardClient {
   void push(uint64_t step, double eta, const SparseVector& update);
   // Tells every server this worker is done with the epoch (after its last push).
   void done();
+  // True once a server answered that the epoch's pushes are in (ShardServer::share_epoch).
+  bool epoch_over() const { return epoch_over_; }
 
   ClientStats take_stats();
 
@@ -50,6 +52,7 @@ class ShardClient {
   std::vector<Message> out_, in_;
   std::vector<MPI_Request> requests_;
   std::vector<uint64_t> version_;  // per server: the version of the last values pulled
+  bool epoch_over_ = false;
   std::vector<size_t> cuts_;
   ClientStats stats_;
 };

@@ -81,7 +81,7 @@ void ShardServer::receive(Message& into, const MPI_Status& probed) {
 
 bool ShardServer::may_answer(uint64_t step) const {
   if (mode_ == Mode::sync) return step <= applied_;
-  if (max_staleness_ == ParameterServerConfig::kUnbounded) return true;
+  if (max_staleness_ == ParameterServerConfig::kUnbounded || epoch_over()) return true;
   for (size_t u = 0; u < pushed_.size(); ++u)
     if (!done_[u] && pushed_[u] + static_cast<uint64_t>(max_staleness_) < step) return false;
   return true;
@@ -97,7 +97,7 @@ void ShardServer::answer(int worker, const Message& request, double held_s) {
   request.read<PullHeader>(0, k, index_.data());
   value_.resize(k);
   for (size_t j = 0; j < k; ++j) value_[j] = value(index_[j] - shard_.begin);
-  out_.start(ValuesHeader{version_, held_s});
+  out_.start(ValuesHeader{version_, held_s, epoch_over()});
   out_.append<float>(value_);
   CountedComm::Timed timed(comm_, "a reply to a worker");
   MPI_Send(out_.data(), static_cast<int>(out_.size()), MPI_BYTE, worker, kTagValues, comm_.raw());
@@ -107,7 +107,7 @@ void ShardServer::answer(int worker, const Message& request, double held_s) {
 void ShardServer::answer_changes(int worker, double held_s) {
   copies_->answer(worker, weights_, index_, value_);
   for (uint32_t& i : index_) i += shard_.begin;
-  out_.start(ValuesHeader{version_, held_s});
+  out_.start(ValuesHeader{version_, held_s, epoch_over()});
   out_.append<uint32_t>(index_);
   out_.append<float>(value_);
   CountedComm::Timed timed(comm_, "a reply to a worker");

@@ -51,6 +51,13 @@ class ShardServer {
   // Returns once every worker said it is done with the epoch; by then every message a
   // worker sent in it has been received and every pull answered.
   void serve_epoch();
+  // Async: an epoch is `pushes` pushes from all workers together (the steps their rows
+  // make), not a pass of each worker over its own rows, so that a slow worker does less
+  // of it and the others more instead of all waiting for it. Once they are in, every
+  // answer says so and the workers stop, each after at most two more steps (the one it had
+  // pulled for, and the one whose answer says so); until then a worker whose rows ran out
+  // goes round them again.
+  void share_epoch(uint64_t pushes) { epoch_pushes_ = pushes; }
 
   Range shard() const { return shard_; }
   float value(uint32_t local) const { return static_cast<float>(weights_.weight(local)); }
@@ -71,6 +78,7 @@ class ShardServer {
   // Receives the message a probe found (the first from its source, so in send order).
   void receive(Message& into, const MPI_Status& probed);
   bool may_answer(uint64_t step) const;
+  bool epoch_over() const { return epoch_pushes_ && stats_.pushes >= epoch_pushes_; }
   void answer(int worker, const Message& request, double held_s);
   void answer_changes(int worker, double held_s);
   void answer_held();
@@ -86,6 +94,7 @@ class ShardServer {
   // The shard's version: steps (sync) or pushes (async) applied since the start. A pull
   // answer carries it and the push after it sends it back, which gives its staleness.
   uint64_t version_ = 0;
+  uint64_t epoch_pushes_ = 0;  // async: the epoch's pushes (0: each worker's own rows)
   ServerStats stats_;
   std::optional<ClientCopies> copies_;  // --drop-rate
 

@@ -1,7 +1,9 @@
 #include "sgd/trainer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "comm/extrema.h"
 #include "profile/progress_line.h"
@@ -47,13 +49,17 @@ EpochRecord Trainer::run_epoch(int epoch) {
 void Trainer::train_steps(int epoch, EpochRecord& rec) {
   const float scale = static_cast<float>(1.0 / (static_cast<double>(options_.batch) * training_ranks_));
   ProgressLine progress(options_.progress && comm_.rank() == 0, epoch, training_ranks_);
-  const uint64_t steps = strategy_.lockstep() ? steps_per_epoch_ : local_steps_;
+  const bool lockstep = strategy_.lockstep();
   double density_sum = 0;
-  for (uint64_t s = 0; s < steps; ++s) {
-    size_t begin = std::min<size_t>(s * options_.batch, order_.size());
+  uint64_t s = 0;
+  for (; lockstep ? s < steps_per_epoch_ : strategy_.another_step(s, local_steps_); ++s) {
+    const uint64_t in_pass = local_steps_ ? s % local_steps_ : s;
+    if (!lockstep && s > 0 && in_pass == 0) shuffle_rows(order_, options_.seed, comm_.rank(), epoch);
+    size_t begin = std::min<size_t>(in_pass * options_.batch, order_.size());
     size_t end = std::min<size_t>(begin + options_.batch, order_.size());
     std::span<const uint64_t> batch(order_.data() + begin, end - begin);
 
+    const double step_start = MPI_Wtime();
     strategy_.refresh(train_, batch, w_);
     const double eta = learning_rate(options_.schedule, options_.lr, step_ + s, steps_per_epoch_);
     const double t0 = MPI_Wtime();
@@ -67,6 +73,7 @@ void Trainer::train_steps(int epoch, EpochRecord& rec) {
       bl = gradient_.compute(train_, batch, w_, loss_, scale, update_);
       nnz = strategy_.exchange(update_, eta, w_);
     }
+    straggle(step_start);
     // The strategy's own work (packing, applying the step) counts as compute.
     rec.compute_s += (MPI_Wtime() - t0) - (comm_.stats().seconds - comm_before);
     density_sum += static_cast<double>(nnz) / std::max<uint32_t>(1, w_.dim());
@@ -75,7 +82,13 @@ void Trainer::train_steps(int epoch, EpochRecord& rec) {
     progress.update(static_cast<uint64_t>(rec.rows), rec.loss_sum);
   }
   progress.finish();
-  rec.density = steps ? density_sum / static_cast<double>(steps) : 0;
+  rec.density = s ? density_sum / static_cast<double>(s) : 0;
+}
+
+void Trainer::straggle(double since) const {
+  if (comm_.rank() != options_.slow_rank) return;
+  const double extra = (options_.slow_factor - 1) * (MPI_Wtime() - since);
+  std::this_thread::sleep_for(std::chrono::duration<double>(extra));
 }
 
 }  // namespace mpisgd

@@ -6,9 +6,10 @@
 // every rank. The step is w <- w - eta_t * (1 / (B P)) sum of the batch's gradients, the
 // mean over the nominal global batch, so eta does not have to change with P.
 // Under a parameter server only the W workers train (P counts them alone) and the server
-// ranks serve instead (Strategy::Role); an asynchronous strategy lets a worker stop after
-// its own batches (Strategy::lockstep), the learning rate still following the step's
-// number in the epoch.
+// ranks serve instead (Strategy::Role); an asynchronous strategy lets each worker take
+// as many steps as it asks for (Strategy::lockstep, another_step), going round its own
+// rows again when it needs more, the learning rate still following the step's number in
+// the epoch.
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct TrainOptions {
   int threads = 1;
   uint64_t seed = 1;
   bool progress = true;
+  // Benchmark aid (--slow-rank R:F): rank R's steps take F times as long, as on a node F
+  // times slower, to measure what a straggler costs each strategy. The sleep counts as
+  // compute in the profile.
+  int slow_rank = -1;
+  double slow_factor = 1;
 };
 
 class Trainer {
@@ -48,6 +54,8 @@ class Trainer {
 
  private:
   void train_steps(int epoch, EpochRecord& rec);
+  // --slow-rank: on that rank, sleeps F - 1 times the step's duration since `since`.
+  void straggle(double since) const;
 
   const Dataset& train_;
   Loss loss_;

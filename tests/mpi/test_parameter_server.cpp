@@ -104,6 +104,7 @@ class SlowWorker final : public Strategy {
   Role role() const override { return inner_->role(); }
   void serve(int epoch) override { inner_->serve(epoch); }
   bool lockstep() const override { return inner_->lockstep(); }
+  bool another_step(uint64_t taken, uint64_t own) const override { return inner_->another_step(taken, own); }
   void before_epoch(int epoch) override { inner_->before_epoch(epoch); }
   void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
     inner_->refresh(data, batch, w);

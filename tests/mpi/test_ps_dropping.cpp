@@ -135,8 +135,8 @@ TEST_CASE("--drop-rate 0.9 learns about as well as sending everything", "[ps][ps
     c.data = train;
     c.save_model = dir + "/" + model;
     c.strategy = strategy;
-    c.sgd.epochs = 4;
-    c.sgd.batch = 20;
+    c.sgd.epochs = 6;
+    c.sgd.batch = 10;
     c.sgd.lr = 2;
     c.sgd.progress = false;
     c.ps.drop_rate = drop_rate;
