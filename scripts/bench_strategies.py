@@ -2,8 +2,8 @@
 """Trainer benchmark of the communication strategies: the same logreg run (URL-like or
 Webspam-like data, batch 1000 per rank) with each strategy, optionally over the emulated
 slow network of scripts/slow_network.sh. Prints, per strategy, the mean epoch time, the
-mean communication time per epoch, the bytes each rank sent per epoch (mean and the
-busiest rank, a parameter server's bottleneck), the density of the
+mean communication time per epoch, the bytes each rank sent per epoch (mean, the least
+busy rank, under a parameter server a worker, and the busiest, a server), the density of the
 combined update, the test accuracy after the last epoch and the speed-up over `allreduce`.
 
 usage: scripts/bench_strategies.py [--kind url|webspam] [--ranks 4] [--rows 200000]
@@ -74,7 +74,7 @@ def run(args, data, test, spec, out):
         rows = list(csv.DictReader(f))
     mean = lambda key: sum(float(r[key]) for r in rows) / len(rows)
     return {"wall": mean("wall_s_max"), "comm": mean("comm_s_mean"), "sent": mean("bytes_sent_mean") / 1e6,
-            "sent_max": mean("bytes_sent_max") / 1e6,
+            "sent_min": mean("bytes_sent_min") / 1e6, "sent_max": mean("bytes_sent_max") / 1e6,
             "density": mean("density"), "loss": float(rows[-1]["train_loss"]),
             "acc": float(rows[-1]["test_accuracy"]) if test else float("nan")}
 
@@ -113,11 +113,11 @@ def main():
     print(f"\nP={args.ranks}, {args.rows} {args.kind}-like rows, logreg, batch 1000/rank, {net}; means over "
           f"{args.epochs} epochs, median of {args.rounds} round(s)")
     width = max(14, *(len(s) for s in results))
-    print(f"{'strategy':<{width}} {'epoch s':>9} {'comm s':>9} {'sent MB/rank':>13} {'max rank':>9} {'density':>9} {'loss':>8} "
+    print(f"{'strategy':<{width}} {'epoch s':>9} {'comm s':>9} {'sent MB/rank':>13} {'min rank':>9} {'max rank':>9} {'density':>9} {'loss':>8} "
           f"{'test acc':>9} {'speed-up':>9}")
     for s, r in results.items():
         speedup = f"{base['wall'] / r['wall']:.1f}x" if base else "-"
-        print(f"{s:<{width}} {r['wall']:>9.3f} {r['comm']:>9.3f} {r['sent']:>13.1f} {r['sent_max']:>9.1f} {r['density']:>9.2e} "
+        print(f"{s:<{width}} {r['wall']:>9.3f} {r['comm']:>9.3f} {r['sent']:>13.1f} {r['sent_min']:>9.2f} {r['sent_max']:>9.1f} {r['density']:>9.2e} "
               f"{r['loss']:>8.4f} {r['acc']:>9.4f} {speedup:>9}")
 
 
