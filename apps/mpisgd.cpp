@@ -4,6 +4,7 @@
 //   mpisgd convert  --data F --out F.bin
 #include <cmath>
 #include <cstdlib>
+#include <type_traits>
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
@@ -37,6 +38,19 @@ std::vector<std::string> strategy_names() {
   std::vector<std::string> names;
   for (const auto& s : mpisgd::strategy_registry()) names.push_back(s.name);
   return names;
+}
+
+// `auto` (stored as 0, resolved from the data at start) or a positive number.
+template <class T>
+T auto_or(const std::string& flag, const std::string& v) {
+  if (v == "auto") return 0;
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(x > 0) || !std::isfinite(x) ||
+      (std::is_integral_v<T> && (x != std::floor(x) || x > 1e15)))
+    throw CLI::ValidationError(flag, "'" + v + "': give auto or a positive " +
+                                         (std::is_integral_v<T> ? "whole number" : "number"));
+  return static_cast<T>(x);
 }
 
 void add_logging(CLI::App* cmd, std::string& log_level) {
@@ -112,9 +126,27 @@ int main(int argc, char** argv) {
                 "ps-sync, ps-async: pushes and pulls carry only the largest 1 - R of each update, the rest kept as "
                 "residuals (gradient dropping; 0 sends everything)")
       ->capture_default_str();
-  t->add_option("--epochs", train.sgd.epochs, "passes over the data")->capture_default_str();
-  t->add_option("--batch", train.sgd.batch, "rows per rank per step (global batch = batch x ranks)")->capture_default_str();
-  t->add_option("--lr", train.sgd.lr, "learning rate eta")->capture_default_str();
+  t->add_option("--epochs", train.sgd.epochs, "most passes over the data (fewer when training stops early)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  t->add_option_function<std::string>(
+       "--batch", [&train](const std::string& v) { train.sgd.batch = auto_or<uint64_t>("--batch", v); },
+       "rows per worker per step (global batch = batch x workers); auto: a global batch of about 100 rows, "
+       "smaller where an epoch would take fewer than 200 steps")
+      ->default_str("auto");
+  t->add_option_function<std::string>(
+       "--lr", [&train](const std::string& v) { train.sgd.lr = auto_or<double>("--lr", v); },
+       "learning rate eta; auto: global batch / mean ||x||^2 of the training rows (x 0.25 for linreg; 0.5 for "
+       "adagrad), logged at start")
+      ->default_str("auto");
+  t->add_option("--tol", train.stop.tol,
+                "stop early once the training loss has not improved by TOL for --n-iter-no-change epochs")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  t->add_option("--n-iter-no-change", train.stop.patience, "epochs without improvement before stopping early")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  t->add_flag("!--no-early-stop", train.stop.enabled, "train all --epochs");
   t->add_option("--lr-schedule", train.lr_schedule, "constant | invscaling (eta/sqrt(1+epochs done)) | adagrad")
       ->check(CLI::IsMember({"constant", "invscaling", "adagrad"}))
       ->capture_default_str();

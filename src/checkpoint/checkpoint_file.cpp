@@ -10,7 +10,7 @@ namespace mpisgd {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'P', 'I', 'S', 'G', 'D', 'C', 'K'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr uint32_t kByteOrder = 0x01020304;
 constexpr size_t kHeaderBytes = sizeof kMagic + 2 * sizeof(uint32_t) + sizeof(uint64_t);
 
@@ -21,6 +21,7 @@ std::vector<std::byte> encode_checkpoint(const Checkpoint& c) {
   uint64_t length = 8 + c.config.size() + sizeof c.data_id + sizeof c.epoch + sizeof c.step + sizeof(int32_t) + 8 +
                     c.weights.size();
   for (const auto& r : c.ranks) length += 8 + r.size();
+  length += 8 + c.run.size();
   StateWriter out;
   out.reserve_more(kHeaderBytes + length + sizeof(uint32_t));
   out.put(kMagic);
@@ -34,6 +35,7 @@ std::vector<std::byte> encode_checkpoint(const Checkpoint& c) {
   out.put(static_cast<int32_t>(c.ranks.size()));
   out.put_vector(c.weights);
   for (const auto& r : c.ranks) out.put_vector(r);
+  out.put_vector(c.run);
   out.put(crc32c(0, out.bytes().data(), out.bytes().size()));
   return out.take();
 }
@@ -68,6 +70,7 @@ Checkpoint decode_checkpoint(std::span<const std::byte> bytes) {
   c.weights = body.get_vector<std::byte>();
   c.ranks.resize(static_cast<size_t>(ranks));
   for (auto& r : c.ranks) r = body.get_vector<std::byte>();
+  c.run = body.get_vector<std::byte>();
   body.expect_end();
   return c;
 }

@@ -86,6 +86,7 @@ ResumePoint load_checkpoint(MPI_Comm comm, const std::string& dir) {
   MPI_Bcast(&c.epoch, 1, MPI_INT, 0, comm);
   MPI_Bcast(&c.step, 1, MPI_UINT64_T, 0, comm);
   bcast_bytes(comm, c.weights);
+  bcast_bytes(comm, c.run);
   int saved_ranks = static_cast<int>(c.ranks.size());
   MPI_Bcast(&saved_ranks, 1, MPI_INT, 0, comm);
   if (saved_ranks != size) return p;  // the caller refuses it by its identity

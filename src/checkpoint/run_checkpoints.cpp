@@ -34,7 +34,7 @@ RunCheckpoints::RunCheckpoints(const TrainConfig& c, MPI_Comm comm, const Datase
   last_ = MPI_Wtime();
 }
 
-int RunCheckpoints::resume(Weights& w, Strategy& strategy, Trainer& trainer) {
+int RunCheckpoints::resume(Weights& w, Strategy& strategy, Trainer& trainer, EarlyStop& stopper) {
   if (config_.resume.empty()) return 0;
   ResumePoint p = load_checkpoint(comm_, config_.resume);
   const Checkpoint& c = p.checkpoint;
@@ -44,7 +44,7 @@ int RunCheckpoints::resume(Weights& w, Strategy& strategy, Trainer& trainer) {
                                       data_id_));
   if (!differences.empty())
     throw JobFailed(fmt::format("cannot resume from {}, made by another run: {} (a resume may change only --epochs, "
-                                "--test, --profile, --save-model, --max-memory, the data's path, logging and "
+                                "the early-stopping flags, --test, --profile, --save-model, --max-memory, the data's path, logging and "
                                 "checkpoint flags)",
                                 p.path, fmt::join(differences, "; ")));
   if (c.step != static_cast<uint64_t>(c.epoch) * trainer.steps_per_epoch())
@@ -58,6 +58,9 @@ int RunCheckpoints::resume(Weights& w, Strategy& strategy, Trainer& trainer) {
     StateReader mine(p.mine);
     strategy.load_state(mine);
     mine.expect_end();
+    StateReader run(c.run);
+    stopper.load_state(run);
+    run.expect_end();
   } catch (const std::runtime_error& e) {
     failure = LocalFailure{0, p.path + ": " + e.what()};
   }
@@ -72,18 +75,21 @@ int RunCheckpoints::resume(Weights& w, Strategy& strategy, Trainer& trainer) {
 }
 
 void RunCheckpoints::after_epoch(int epoch, const Weights& w, const Strategy& strategy, const Trainer& trainer,
-                                 double epoch_s) {
+                                 const EarlyStop& stopper, double epoch_s) {
   if (config_.checkpoint.empty()) return;
   int due = (every_ > 0 && epoch % every_ == 0) ||
             (config_.checkpoint_seconds > 0 && MPI_Wtime() - last_ >= config_.checkpoint_seconds);
   MPI_Bcast(&due, 1, MPI_INT, 0, comm_);
   if (!due) return;
   const double start = MPI_Wtime();
-  Checkpoint c{identity_, data_id_, epoch, trainer.steps_taken(), {}, {}};
+  Checkpoint c{identity_, data_id_, epoch, trainer.steps_taken(), {}, {}, {}};
   if (rank_ == 0) {
     StateWriter model;
     w.save_state(model);
     c.weights = model.take();
+    StateWriter run;
+    stopper.save_state(run);
+    c.run = run.take();
   }
   StateWriter mine;
   strategy.save_state(mine);

@@ -11,6 +11,7 @@
 
 #include "data/dataset.h"
 #include "model/weights.h"
+#include "sgd/early_stop.h"
 #include "sgd/train_job.h"
 #include "sgd/trainer.h"
 #include "strategies/strategy.h"
@@ -23,13 +24,14 @@ class RunCheckpoints {
   // every rank for a directory it cannot create.
   RunCheckpoints(const TrainConfig& c, MPI_Comm comm, const Dataset& train);
 
-  // Collective: loads the newest valid checkpoint of --resume into `w`, `strategy` and
-  // `trainer` and returns the epochs it completed (0 without --resume). Throws JobFailed
+  // Collective: loads the newest valid checkpoint of --resume into `w`, `strategy`,
+  // `trainer` and `stopper` and returns the epochs it completed (0 without --resume). Throws JobFailed
   // on every rank, listing the differences, for a checkpoint of another run.
-  int resume(Weights& w, Strategy& strategy, Trainer& trainer);
+  int resume(Weights& w, Strategy& strategy, Trainer& trainer, EarlyStop& stopper);
 
   // Collective: writes a checkpoint after `epoch` if one is due.
-  void after_epoch(int epoch, const Weights& w, const Strategy& strategy, const Trainer& trainer, double epoch_s);
+  void after_epoch(int epoch, const Weights& w, const Strategy& strategy, const Trainer& trainer,
+                   const EarlyStop& stopper, double epoch_s);
 
  private:
   const TrainConfig& config_;

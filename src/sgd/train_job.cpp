@@ -1,9 +1,11 @@
 #include "sgd/train_job.h"
 
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/run_checkpoints.h"
@@ -34,10 +36,11 @@ Resolved resolve(const TrainConfig& c) {
     Resolved r{{loss_from_name(c.model)}, c.sgd};
     r.sgd.schedule = schedule_from_name(c.lr_schedule);
     if (c.sgd.epochs < 1) throw std::invalid_argument("--epochs must be at least 1");
-    if (c.sgd.batch < 1) throw std::invalid_argument("--batch must be at least 1");
     if (c.sgd.threads < 1) throw std::invalid_argument("--threads must be at least 1");
-    if (!(c.sgd.lr > 0)) throw std::invalid_argument("--lr must be positive");
-    if (c.l2 < 0 || c.sgd.lr * c.l2 >= 1) throw std::invalid_argument("--l2 must be >= 0 with lr x l2 < 1");
+    if (!(c.sgd.lr >= 0)) throw std::invalid_argument("--lr must be positive");
+    if (c.l2 < 0) throw std::invalid_argument("--l2 must be >= 0");
+    if (c.stop.tol < 0) throw std::invalid_argument("--tol must be >= 0");
+    if (c.stop.patience < 1) throw std::invalid_argument("--n-iter-no-change must be at least 1");
     if (c.sparsify.density > 0 && c.sparsify.k > 0) throw std::invalid_argument("give --density or --k, not both");
     if (c.sparsify.density < 0 || c.sparsify.density > 1) throw std::invalid_argument("--density must be in (0, 1]");
     if (c.checkpoint_every < 0) throw std::invalid_argument("--checkpoint-every must be at least 1");
@@ -48,6 +51,24 @@ Resolved resolve(const TrainConfig& c) {
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
   }
+}
+
+// --batch and --lr: auto ones from the data's scale (sgd/step_defaults.h), logged either
+// way, since the step is what a reader of the log needs to reproduce the run.
+void settle_step(const TrainConfig& c, const Dataset& train, int workers, Resolved& r, MPI_Comm world) {
+  StepRequest request;
+  if (c.sgd.batch > 0) request.batch = c.sgd.batch;
+  if (c.sgd.lr > 0) request.lr = c.sgd.lr;
+  const DataScale scale = measure_scale(train, world);
+  const ResolvedStep step = resolve_step(request, scale, workers, r.loss.kind, r.sgd.schedule);
+  r.sgd.batch = step.batch;
+  r.sgd.lr = step.lr;
+  spdlog::info("step: batch {}/worker (global {}{}), lr {:.6g}{}, schedule {}{}", step.batch,
+               step.batch * static_cast<uint64_t>(workers), request.batch ? "" : ", auto", step.lr,
+               request.lr ? "" : " (auto)", c.lr_schedule, step.why.empty() ? "" : ": " + step.why);
+  if (r.sgd.lr * c.l2 >= 1)
+    throw JobFailed(fmt::format("--l2 {} with lr {}: lr x l2 must stay below 1, or the L2 decay flips w's sign",
+                                c.l2, r.sgd.lr));
 }
 
 void log_partition(const Dataset& d, const CountedComm& comm) {
@@ -75,9 +96,8 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
     throw JobFailed(e.what());
   }
   const int workers = training_ranks(c.strategy, c.ps, comm.size());
-  spdlog::info("train: model={} strategy={} epochs={} batch={}/rank (global {}) lr={} schedule={} l2={} P={} T={} seed={}",
-               c.model, c.strategy, r.sgd.epochs, r.sgd.batch, r.sgd.batch * workers, r.sgd.lr, c.lr_schedule, c.l2,
-               comm.size(), r.sgd.threads, r.sgd.seed);
+  spdlog::info("train: model={} strategy={} epochs={} (at most{}) l2={} P={} T={} seed={}", c.model, c.strategy,
+               r.sgd.epochs, c.stop.enabled ? ", stopping early" : "", c.l2, comm.size(), r.sgd.threads, r.sgd.seed);
 
   if (r.sgd.threads > 1) {
     const int cpus = fewest_cpus(world);
@@ -102,6 +122,7 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   spdlog::info("loaded in {:.3f} s", MPI_Wtime() - load_start);
   log_partition(train.data, comm);
   if (test) log_partition(*test, comm);
+  settle_step(c, train.data, workers, r, world);
 
   const bool adagrad = r.sgd.schedule == Schedule::adagrad;
   check_model_memory(world, train.data.dim, adagrad, train.dim_origin);
@@ -126,15 +147,21 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   }
   Trainer trainer(train.data, r.loss, w, *strategy, comm, r.sgd);
   spdlog::info("{} steps per epoch", trainer.steps_per_epoch());
-  RunCheckpoints checkpoints(c, world, train.data);
-  const int done = checkpoints.resume(w, *strategy, trainer);
+  // Checkpoints record the step this run resolved, so a resume refuses another one.
+  TrainConfig settled = c;
+  settled.sgd = r.sgd;
+  RunCheckpoints checkpoints(settled, world, train.data);
+  EarlyStop stopper(c.stop);
+  const int done = checkpoints.resume(w, *strategy, trainer, stopper);
+  if (stopper.stopped() && comm.rank() == 0)
+    spdlog::info("the resumed run had stopped early after epoch {}: {}", done, stopper.reason());
 
   std::optional<ProfileWriter> profile;
   if (!c.profile.empty())
     run_on_root(world, 0, [&] { profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification(), served}); });
   if (comm.rank() == 0) print_profile_header(stdout, r.loss.classification());
 
-  for (int epoch = done + 1; epoch <= r.sgd.epochs; ++epoch) {
+  for (int epoch = done + 1; epoch <= r.sgd.epochs && !stopper.stopped(); ++epoch) {
     EpochRecord record = trainer.run_epoch(epoch);
     EpochSummary summary = [&] {
       WaitScope waiting("the epoch-end summary");
@@ -146,7 +173,14 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
                      }).result;
     if (comm.rank() == 0) print_profile_row(stdout, summary);
     if (!c.profile.empty()) run_on_root(world, 0, [&] { profile->write(summary); });
-    checkpoints.after_epoch(epoch, w, *strategy, trainer, record.wall_s);
+    // The loss is reduced onto rank 0 only; every rank decides from the same bits.
+    double loss = summary.train_loss;
+    MPI_Bcast(&loss, 1, MPI_DOUBLE, 0, world);
+    if (stopper.after_epoch(loss) && comm.rank() == 0)
+      spdlog::info("stopped after epoch {} of at most {}: {}", epoch, r.sgd.epochs, stopper.reason());
+    if (!std::isfinite(loss) && comm.rank() == 0)
+      spdlog::warn("epoch {}: the training loss is {}: the step diverged; give a smaller --lr", epoch, loss);
+    checkpoints.after_epoch(epoch, w, *strategy, trainer, stopper, record.wall_s);
   }
 
   // Every rank applied the same combined updates in the same order: the bits must agree.

@@ -9,15 +9,19 @@
 #include "collectives/topk_allreduce.h"
 #include "ps/ps_config.h"
 #include "sparse/error_feedback.h"
+#include "sgd/early_stop.h"
+#include "sgd/step_defaults.h"
 #include "sgd/trainer.h"
 
 namespace mpisgd {
 
 struct TrainConfig {
   std::string data, test, model = "logreg", strategy = "allreduce";
-  std::string lr_schedule = "constant";
+  std::string lr_schedule = "invscaling";
   double l2 = 0;
-  TrainOptions sgd;
+  // A batch or lr of 0 is `auto`, resolved from the data at start (sgd/step_defaults.h).
+  TrainOptions sgd{.epochs = 20, .batch = 0, .lr = 0};
+  EarlyStopOptions stop;  // --tol, --n-iter-no-change, --no-early-stop
   std::string profile, save_model;
   bool zero_based = false;
   uint64_t dim = 0;

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.bash"
 # Top-k with error feedback over a lossless collective and a decaying schedule: the
 # residuals, the selector's reused threshold and the schedule's clock all carry over.
 EPOCHS=60
-flags=(--strategy ssar-split-ag --density 0.05 --lr-schedule invscaling --batch 10 --seed 5 --no-progress)
+flags=(--strategy ssar-split-ag --density 0.05 --lr-schedule invscaling --batch 10 --seed 5 --no-early-stop --no-progress)
 train() {  # np out-file [flags...]
   local np=$1 out=$2; shift 2
   timeout 60 "$RUN" -np "$np" "$MPISGD" train --data "$tmp/train.svm" "${flags[@]}" "$@" >"$out" 2>&1
@@ -87,6 +87,24 @@ for strategy in oktopk gtopk gaussiank topk-dsa ps-sync; do
   cmp -s "$tmp/$strategy.full" "$tmp/$strategy.resumed" || fail "$strategy: resumed model differs from the uninterrupted run's"
   pass
 done
+
+# Early stopping carries over: with --tol 1 the loss never improves enough after epoch 1,
+# so with --n-iter-no-change 3 the run stops after epoch 4. Resumed from epoch 2, it must
+# stop there too (a stopper counting afresh would go on to epoch 5); resumed from epoch 4,
+# it trains nothing more.
+stops=(--strategy allreduce --batch 10 --seed 5 --tol 1 --n-iter-no-change 3 --epochs 10 --no-progress)
+early() { timeout 60 "$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" "${stops[@]}" "$@" >"$tmp/early.out" 2>&1 ||
+  { cat "$tmp/early.out"; fail "early stopping $*"; }; }
+early --checkpoint "$tmp/ck-early" --checkpoint-every 2 --save-model "$tmp/early.full"
+expect_contains "$tmp/early.out" "stopped after epoch 4 of at most 10" "early stop logged"
+early --resume "$tmp/ck-early" --save-model "$tmp/early.again"
+expect_contains "$tmp/early.out" "had stopped early after epoch 4" "a finished run trains no more"
+cmp -s "$tmp/early.full" "$tmp/early.again" || fail "resuming a stopped run changed its model"
+rm "$tmp/ck-early/epoch-000004.ckpt"
+early --resume "$tmp/ck-early" --save-model "$tmp/early.resumed"
+expect_contains "$tmp/early.out" "stopped after epoch 4 of at most 10" "the resumed run stops where the first did"
+cmp -s "$tmp/early.full" "$tmp/early.resumed" || fail "early-stopped run resumed from epoch 2 differs"
+pass
 
 # Nothing valid left: a clear error, not a fresh start.
 for f in "$tmp"/ck/epoch-*.ckpt; do truncate -s 10 "$f"; done

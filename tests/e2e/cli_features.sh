@@ -27,7 +27,8 @@ profile = $tmp/profile.jsonl
 INI
 "$RUN" -np 3 "$MPISGD" train --config "$tmp/run.ini" --seed 7 --save-model "$tmp/a.model" --no-progress >"$tmp/cfg.out" 2>&1 ||
   { cat "$tmp/cfg.out"; fail "training from --config"; }
-expect_contains "$tmp/cfg.out" "epochs=2 batch=64/rank (global 192) lr=3" "config values used"
+expect_contains "$tmp/cfg.out" "epochs=2 (at most" "config values used"
+expect_contains "$tmp/cfg.out" "step: batch 64/worker (global 192), lr 3, schedule invscaling" "config step used"
 expect_contains "$tmp/cfg.out" "seed=7" "command line flag used"
 /usr/bin/python3 - "$tmp/profile.jsonl" <<'PY' || fail "profile.jsonl is not one JSON object per epoch"
 import json, sys

@@ -22,10 +22,12 @@ namespace {
 
 // Rows with ~8 of 60 binary features; labels from a hidden linear model (regression:
 // its value), so a linear model can fit them.
+double hidden_weight(int feature) { return (feature % 3 == 0 ? 1.0 : -0.7) * (1 + feature % 5) / 5.0; }
+
 std::string linear_file(int rows, unsigned seed, bool regression) {
   std::mt19937 rng(seed);
   std::vector<double> hidden(61);
-  for (int i = 1; i <= 60; ++i) hidden[static_cast<size_t>(i)] = (i % 3 == 0 ? 1.0 : -0.7) * (1 + i % 5) / 5.0;
+  for (int i = 1; i <= 60; ++i) hidden[static_cast<size_t>(i)] = hidden_weight(i);
   std::string text;
   for (int r = 0; r < rows; ++r) {
     std::string features;
@@ -145,6 +147,7 @@ TEST_CASE("logreg, svm and linreg learn a linear target", "[train]") {
   std::string rtrain = write_file("reg_train.svm", linear_file(800, 5, true));
   TrainConfig c = config(rtrain, model);
   c.model = "linreg";
+  c.lr_schedule = "constant";
   c.sgd.lr = 0.5;
   c.sgd.epochs = 30;
   run_train(c, MPI_COMM_WORLD);
@@ -153,6 +156,35 @@ TEST_CASE("logreg, svm and linreg learn a linear target", "[train]") {
   double rmse = evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v) { return m.decision(i, v); })
                     .result.metric;
   REQUIRE(rmse < 0.2);  // the targets have a standard deviation of about 1.3
+}
+
+TEST_CASE("the default step finds a known optimum, the same bits each run", "[train][step]") {
+  // Noise-free regression: the hidden weights are the unique least-squares solution.
+  const std::string train = write_file("opt_train.svm", linear_file(800, 11, true));
+  const std::string dir = scratch_dir();
+  TrainConfig c;
+  c.data = train;
+  c.model = "linreg";
+  c.sgd.progress = false;
+  c.save_model = dir + "/opt.model";
+  run_train(c, MPI_COMM_WORLD);
+  const std::vector<double> w = load_model(c.save_model).w;
+  REQUIRE(w.size() >= 60);
+  double worst = 0;
+  for (int i = 1; i <= 60; ++i) worst = std::max(worst, std::abs(w[static_cast<size_t>(i - 1)] - hidden_weight(i)));
+  CAPTURE(worst);
+  CHECK(worst < 1e-3);
+
+  c.save_model = dir + "/again.model";
+  run_train(c, MPI_COMM_WORLD);
+  CHECK(same_files(dir + "/opt.model", dir + "/again.model"));
+
+  // Separable classes: the defaults separate unseen rows.
+  c.model = "logreg";
+  c.data = write_file("sep_train.svm", linear_file(800, 12, false));
+  c.save_model = dir + "/sep.model";
+  run_train(c, MPI_COMM_WORLD);
+  CHECK(accuracy(c.save_model, write_file("sep_test.svm", linear_file(400, 13, false))) > 0.95);
 }
 
 TEST_CASE("ranks without rows still take part", "[train]") {

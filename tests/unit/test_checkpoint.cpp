@@ -31,6 +31,7 @@ Checkpoint sample(int epoch) {
   c.step = 10u * static_cast<uint64_t>(epoch);
   c.weights = {std::byte{1}, std::byte{2}, std::byte{3}};
   c.ranks = {{std::byte{4}}, {}};
+  c.run = {std::byte{5}, std::byte{6}};
   return c;
 }
 
@@ -67,6 +68,7 @@ TEST_CASE("a checkpoint decodes to what was encoded", "[checkpoint]") {
   CHECK(d.step == 30);
   CHECK(d.weights == c.weights);
   CHECK(d.ranks == c.ranks);
+  CHECK(d.run == c.run);
 }
 
 TEST_CASE("any truncation or flipped byte of a checkpoint is detected", "[checkpoint]") {

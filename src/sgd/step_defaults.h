@@ -1,0 +1,57 @@
+#pragma once
+// `--batch auto` and `--lr auto`, the defaults: a batch and learning rate derived from the
+// data, so that one command trains URL-like rows (mean ||x||^2 about 100) and normalised
+// Webspam-like rows (||x||^2 = 1) alike, at any P.
+//
+// The step is w <- w - eta (1/G) sum over the global batch of G = B x W rows, so one row
+// moves w by eta/G times its gradient, and a logistic, hinge or squared loss's gradient
+// on row x grows with ||x||^2. Keeping eta/G x mean||x||^2 at a constant c keeps every
+// row's step the same whatever the data's scale and whatever P (the linear scaling rule
+// of Goyal et al. 2017, which the sparse AllReduce thesis' section 2.2 leaves untuned).
+// The global batch aims at 100 rows, where measurements on both kinds of data trained
+// best (docs/design.md, "Default step"), but shrinks so that an epoch keeps at least 200
+// steps: with few steps an epoch learns little whatever eta is.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <mpi.h>
+
+#include "data/dataset.h"
+#include "model/loss.h"
+#include "sgd/lr_schedule.h"
+
+namespace mpisgd {
+
+struct StepRequest {
+  std::optional<uint64_t> batch;  // --batch; empty for auto
+  std::optional<double> lr;       // --lr; empty for auto
+};
+
+struct DataScale {
+  uint64_t rows = 0;         // training rows over all ranks
+  double mean_sq_norm = 0;   // mean over those rows of ||x||^2
+};
+
+struct ResolvedStep {
+  uint64_t batch = 0;  // rows per worker per step
+  double lr = 0;
+  bool batch_shrunk = false;  // auto batch below its aim, to keep the epoch's steps
+  std::string why;            // for the start-up log
+};
+
+inline constexpr uint64_t kAimedGlobalBatch = 100;
+inline constexpr uint64_t kLeastStepsPerEpoch = 200;
+
+// eta x mean||x||^2 / G for each loss, measured (docs/design.md, "Default step").
+double step_constant(LossKind loss);
+
+// Deterministic: the same request, scale and W give the same step on every rank.
+ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, int workers, LossKind loss,
+                          Schedule schedule);
+
+// Collective: rows and mean ||x||^2 over every rank's rows, summed in rank order so the
+// result has the same bits on every rank and in every run with the same partition.
+DataScale measure_scale(const Dataset& d, MPI_Comm comm);
+
+}  // namespace mpisgd

@@ -1,0 +1,95 @@
+// The default step (--batch auto, --lr auto) and early stopping.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "sgd/early_stop.h"
+#include "sgd/step_defaults.h"
+
+using namespace mpisgd;
+
+TEST_CASE("auto batch aims at a global batch of 100 split over the workers", "[step]") {
+  const DataScale big{200000, 100.0};
+  CHECK(resolve_step({}, big, 1, LossKind::logistic, Schedule::invscaling).batch == 100);
+  CHECK(resolve_step({}, big, 4, LossKind::logistic, Schedule::invscaling).batch == 25);
+  // Rounded up: a global batch of 104, not 96.
+  const ResolvedStep eight = resolve_step({}, big, 8, LossKind::logistic, Schedule::invscaling);
+  CHECK(eight.batch == 13);
+  CHECK_FALSE(eight.batch_shrunk);
+}
+
+TEST_CASE("auto lr is the global batch over the rows' mean squared norm", "[step]") {
+  const ResolvedStep url = resolve_step({}, {200000, 100.0}, 4, LossKind::logistic, Schedule::invscaling);
+  CHECK(url.lr == Approx(1.0));
+  const ResolvedStep webspam = resolve_step({}, {200000, 1.0}, 4, LossKind::logistic, Schedule::invscaling);
+  CHECK(webspam.lr == Approx(100.0));
+  CHECK(resolve_step({}, {200000, 1.0}, 4, LossKind::hinge, Schedule::constant).lr == Approx(100.0));
+  CHECK(resolve_step({}, {200000, 1.0}, 4, LossKind::squared, Schedule::constant).lr == Approx(25.0));
+  CHECK(resolve_step({}, {200000, 1.0}, 4, LossKind::logistic, Schedule::adagrad).lr == 0.5);
+  // The same inputs give the same bits: every rank resolves alone.
+  CHECK(resolve_step({}, {12345, 3.7}, 3, LossKind::logistic, Schedule::invscaling).lr ==
+        resolve_step({}, {12345, 3.7}, 3, LossKind::logistic, Schedule::invscaling).lr);
+}
+
+TEST_CASE("small sets shrink the batch to keep 200 steps an epoch, and say so", "[step]") {
+  const ResolvedStep one = resolve_step({}, {16000, 1.0}, 1, LossKind::logistic, Schedule::invscaling);
+  CHECK(one.batch == 80);
+  CHECK(one.batch_shrunk);
+  CHECK_THAT(one.why, Catch::Contains("keeps 200 steps"));
+  CHECK(one.lr == Approx(80.0));  // lr follows the batch it got
+  // Fewer rows than workers x 200: one row per worker, never zero.
+  const ResolvedStep tiny = resolve_step({}, {455, 30.0}, 4, LossKind::logistic, Schedule::invscaling);
+  CHECK(tiny.batch == 1);
+  CHECK(tiny.lr == Approx(4.0 / 30.0));
+  CHECK(resolve_step({}, {0, 0.0}, 2, LossKind::logistic, Schedule::invscaling).batch == 1);
+}
+
+TEST_CASE("explicit --batch and --lr win over auto", "[step]") {
+  StepRequest both{1000, 0.5};
+  const ResolvedStep r = resolve_step(both, {200000, 100.0}, 4, LossKind::logistic, Schedule::invscaling);
+  CHECK(r.batch == 1000);
+  CHECK(r.lr == 0.5);
+  CHECK_FALSE(r.batch_shrunk);
+  // An explicit batch still sets the auto lr.
+  StepRequest batch_only{10, std::nullopt};
+  CHECK(resolve_step(batch_only, {200000, 100.0}, 4, LossKind::logistic, Schedule::invscaling).lr == Approx(0.4));
+}
+
+TEST_CASE("early stopping follows scikit-learn's tol and n_iter_no_change", "[step]") {
+  EarlyStop stop({.enabled = true, .tol = 0.01, .patience = 2});
+  CHECK_FALSE(stop.after_epoch(1.0));
+  CHECK_FALSE(stop.after_epoch(0.5));    // improved
+  CHECK_FALSE(stop.after_epoch(0.495));  // better, but by less than tol: 1
+  CHECK_FALSE(stop.after_epoch(0.48));   // beats the best, 0.495, by more than tol: 0
+  CHECK_FALSE(stop.after_epoch(0.475));  // 1
+  CHECK(stop.after_epoch(0.6));          // 2: stop
+  CHECK(stop.stopped());
+  CHECK_THAT(stop.reason(), Catch::Contains("0.475"));
+}
+
+TEST_CASE("a loss that is not finite is no improvement", "[step]") {
+  EarlyStop stop({.enabled = true, .tol = 1e-3, .patience = 2});
+  stop.after_epoch(1.0);
+  CHECK_FALSE(stop.after_epoch(std::numeric_limits<double>::quiet_NaN()));
+  CHECK(stop.after_epoch(std::numeric_limits<double>::infinity()));
+}
+
+TEST_CASE("with early stopping off every epoch runs", "[step]") {
+  EarlyStop stop({.enabled = false, .tol = 1e-3, .patience = 1});
+  for (int i = 0; i < 10; ++i) CHECK_FALSE(stop.after_epoch(1.0));
+}
+
+TEST_CASE("the stopper's state survives a checkpoint", "[step][checkpoint]") {
+  const EarlyStopOptions o{.enabled = true, .tol = 0.1, .patience = 3};
+  EarlyStop a(o), b(o);
+  for (double loss : {1.0, 0.95, 0.93}) a.after_epoch(loss);
+  StateWriter out;
+  a.save_state(out);
+  StateReader in(out.bytes());
+  b.load_state(in);
+  in.expect_end();
+  for (double loss : {0.92, 0.91}) CHECK(a.after_epoch(loss) == b.after_epoch(loss));
+  CHECK(a.stopped());
+  CHECK(b.stopped());
+}
