@@ -18,6 +18,10 @@ double step_constant(LossKind loss) {
   return 1.0;
 }
 
+bool needs_curvature(const StepRequest& request, LossKind loss, Schedule schedule) {
+  return !request.lr && loss == LossKind::squared && schedule != Schedule::adagrad;
+}
+
 ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, int workers, LossKind loss,
                           Schedule schedule) {
   ResolvedStep r;
@@ -42,6 +46,11 @@ ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, in
     const double norm = scale.mean_sq_norm > 0 ? scale.mean_sq_norm : 1.0;
     r.lr = step_constant(loss) * global / norm;
     r.why = fmt::format("{} x global batch {} / mean ||x||^2 {:.4g}", step_constant(loss), global, norm);
+    // Half the step at which gradient descent on one batch diverges.
+    if (needs_curvature(request, loss, schedule) && scale.batch_curvature > 0 && 1 / scale.batch_curvature < r.lr) {
+      r.lr = 1 / scale.batch_curvature;
+      r.why = fmt::format("1 / largest curvature of a global batch {:.4g} (below {})", scale.batch_curvature, r.why);
+    }
   }
   if (r.batch_shrunk)
     r.why += fmt::format("{}batch {} per worker, below the aimed global {}, so that an epoch of {} rows keeps "

@@ -31,6 +31,9 @@ struct StepRequest {
 struct DataScale {
   uint64_t rows = 0;         // training rows over all ranks
   double mean_sq_norm = 0;   // mean over those rows of ||x||^2
+  // The squared loss's largest curvature over a global batch (sgd/batch_curvature.h);
+  // 0 when not measured.
+  double batch_curvature = 0;
 };
 
 struct ResolvedStep {
@@ -45,6 +48,10 @@ inline constexpr uint64_t kLeastStepsPerEpoch = 200;
 
 // eta x mean||x||^2 / G for each loss, measured (docs/design.md, "Default step").
 double step_constant(LossKind loss);
+
+// Whether resolve_step would use DataScale::batch_curvature: an auto lr for the squared
+// loss under a schedule that does not scale each coordinate itself.
+bool needs_curvature(const StepRequest& request, LossKind loss, Schedule schedule);
 
 // Deterministic: the same request, scale and W give the same step on every rank.
 ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, int workers, LossKind loss,

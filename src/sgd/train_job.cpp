@@ -20,6 +20,7 @@
 #include "model/model_memory.h"
 #include "profile/profile_table.h"
 #include "profile/profile_writer.h"
+#include "sgd/batch_curvature.h"
 #include "sgd/evaluate.h"
 
 namespace mpisgd {
@@ -59,8 +60,12 @@ void settle_step(const TrainConfig& c, const Dataset& train, int workers, Resolv
   StepRequest request;
   if (c.sgd.batch > 0) request.batch = c.sgd.batch;
   if (c.sgd.lr > 0) request.lr = c.sgd.lr;
-  const DataScale scale = measure_scale(train, world);
-  const ResolvedStep step = resolve_step(request, scale, workers, r.loss.kind, r.sgd.schedule);
+  DataScale scale = measure_scale(train, world);
+  ResolvedStep step = resolve_step(request, scale, workers, r.loss.kind, r.sgd.schedule);
+  if (needs_curvature(request, r.loss.kind, r.sgd.schedule)) {
+    scale.batch_curvature = batch_curvature(train, step.batch * static_cast<uint64_t>(workers), world);
+    step = resolve_step(request, scale, workers, r.loss.kind, r.sgd.schedule);
+  }
   r.sgd.batch = step.batch;
   r.sgd.lr = step.lr;
   spdlog::info("step: batch {}/worker (global {}{}), lr {:.6g}{}, schedule {}{}", step.batch,

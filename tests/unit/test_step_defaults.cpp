@@ -32,6 +32,24 @@ TEST_CASE("auto lr is the global batch over the rows' mean squared norm", "[step
         resolve_step({}, {12345, 3.7}, 3, LossKind::logistic, Schedule::invscaling).lr);
 }
 
+TEST_CASE("the squared loss's auto lr stays below the batch's curvature limit", "[step]") {
+  // Webspam-like rows share their features: a batch curves like one row, not like 1/G of it.
+  DataScale shared{200000, 1.0, 0.5};
+  const ResolvedStep capped = resolve_step({}, shared, 4, LossKind::squared, Schedule::invscaling);
+  CHECK(capped.lr == Approx(2.0));
+  CHECK_THAT(capped.why, Catch::Contains("largest curvature"));
+  // Below the cap the linear scaling rule stands.
+  DataScale apart{200000, 100.0, 0.01};
+  CHECK(resolve_step({}, apart, 4, LossKind::squared, Schedule::invscaling).lr == Approx(0.25));
+  // Bounded gradients (logistic, hinge), AdaGrad and an explicit lr take no cap.
+  CHECK(resolve_step({}, shared, 4, LossKind::logistic, Schedule::invscaling).lr == Approx(100.0));
+  CHECK(resolve_step({}, shared, 4, LossKind::squared, Schedule::adagrad).lr == 0.5);
+  CHECK(resolve_step({std::nullopt, 7.0}, shared, 4, LossKind::squared, Schedule::constant).lr == 7.0);
+  CHECK(needs_curvature({}, LossKind::squared, Schedule::constant));
+  CHECK_FALSE(needs_curvature({}, LossKind::hinge, Schedule::constant));
+  CHECK_FALSE(needs_curvature({std::nullopt, 1.0}, LossKind::squared, Schedule::constant));
+}
+
 TEST_CASE("small sets shrink the batch to keep 200 steps an epoch, and say so", "[step]") {
   const ResolvedStep one = resolve_step({}, {16000, 1.0}, 1, LossKind::logistic, Schedule::invscaling);
   CHECK(one.batch == 80);
