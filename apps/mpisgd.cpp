@@ -116,9 +116,19 @@ int main(int argc, char** argv) {
   t->add_option("--warmup-steps", train.sparsify.warmup_steps,
                 "top-k: steps that send the whole update before sparsifying")
       ->capture_default_str();
-  t->add_option("--servers", train.ps.servers,
-                "ps-sync, ps-async: the last S ranks serve shards of the model and train nothing (default 1)")
-      ->check(CLI::PositiveNumber);
+  t->add_option_function<std::string>(
+       "--servers",
+       [&train](const std::string& v) {
+         train.ps.colocated = v == "colocated";
+         if (train.ps.colocated) return;
+         char* end = nullptr;
+         const long n = std::strtol(v.c_str(), &end, 10);
+         if (end == v.c_str() || *end != '\0' || n < 1 || n > 1'000'000)
+           throw CLI::ValidationError("--servers", "'" + v + "': give colocated or a positive number of server ranks");
+         train.ps.servers = static_cast<int>(n);
+       },
+       "ps-sync, ps-async: the last S ranks serve shards of the model and train nothing (default 1); colocated: "
+       "every rank trains and serves 1/P of the model on a second thread (needs MPI_THREAD_MULTIPLE)");
   t->add_option("--max-staleness", train.ps.max_staleness,
                 "ps-async: a worker runs at most K steps ahead of the slowest (0 waits as ps-sync; default unbounded)")
       ->check(CLI::NonNegativeNumber);

@@ -20,11 +20,19 @@
 // sparse/error_feedback.h), and a pull names no features: each server answers with the
 // largest 1 - R of what changed since it last answered that worker (ps/client_copies.h).
 // Per worker step then: 3 S alpha + 8 (1 - R) (m + c) beta, c the coordinates changed.
+// --servers colocated (Marian thesis sections 3.3-3.5: a sharded server on every node):
+// every rank trains and also serves a shard, balanced over the P ranks' rows, on a second
+// thread (needs MPI_THREAD_MULTIPLE). W = S = P; a worker's part for its own shard never
+// leaves the rank, so per step it sends (P - 1)/P of the traffic above, and each rank
+// serves 1/P of every worker's instead of one server taking W times a worker's.
 #include <spdlog/spdlog.h>
 
+#include <exception>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
+#include "ps/channels.h"
 #include "ps/index_set.h"
 #include "ps/model_copy.h"
 #include "ps/shard_client.h"
@@ -47,13 +55,22 @@ class ParameterServer final : public Strategy {
  public:
   ParameterServer(const StrategyContext& c, const std::string& name, ShardServer::Mode mode)
       : comm_(c.comm), mode_(mode), workers_(c.comm.size() - c.ps.server_ranks()),
-        map_(ShardMap::balance(*c.train, c.ps.batch, c.ps.server_ranks(), c.comm.raw())), batch_features_(c.dim) {
+        first_server_(c.ps.colocated ? 0 : workers_),
+        map_(ShardMap::balance(*c.train, c.ps.batch, c.ps.shards(c.comm.size()), c.comm.raw())),
+        batch_features_(c.dim) {
     log_start(name, c.ps);
-    if (comm_.rank() >= workers_) {
-      const int s = comm_.rank() - workers_;
-      server_.emplace(comm_, map_.shard(s), workers_, mode, c.ps.max_staleness, c.ps);
-    } else {
-      client_.emplace(comm_, map_, workers_);
+    Channels channels{comm_.raw(), comm_.raw()};
+    if (c.ps.colocated) {
+      server_comm_.emplace(comm_.raw(), CountedComm::Thread::background);
+      replies_.emplace(comm_.raw());
+      channels = {server_comm_->raw(), replies_->raw(), true};
+    }
+    const int s = comm_.rank() - first_server_;
+    if (s >= 0)
+      server_.emplace(server_comm_ ? *server_comm_ : comm_, channels, map_.shard(s), workers_, mode,
+                      c.ps.max_staleness, c.ps);
+    if (comm_.rank() < workers_) {
+      client_.emplace(comm_, channels, map_, first_server_);
       if (c.ps.drop_rate > 0) dropping_.emplace(dropping(c.ps.drop_rate), c.dim);
     }
     if (mode_ == ShardServer::Mode::async) {
@@ -63,7 +80,19 @@ class ParameterServer final : public Strategy {
     }
   }
 
-  Role role() const override { return server_ ? Role::serve : Role::train; }
+  // A co-located server has a thread of its own: past an epoch's start (before_epoch) it
+  // runs until after_epoch joins it, so it is never left running but by an exception out
+  // of the epoch, which ends the job.
+  ~ParameterServer() override {
+    if (thread_.joinable()) {
+      spdlog::critical("parameter server: an epoch ended without its server thread");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+  ParameterServer(const ParameterServer&) = delete;
+  ParameterServer& operator=(const ParameterServer&) = delete;
+
+  Role role() const override { return client_ ? Role::train : Role::serve; }
   bool lockstep() const override { return mode_ == ShardServer::Mode::sync; }
   // ps-async: until the servers say the epoch's pushes are in (ShardServer::share_epoch).
   bool another_step(uint64_t /*taken*/, uint64_t own) const override { return own > 0 && !client_->epoch_over(); }
@@ -79,7 +108,13 @@ class ParameterServer final : public Strategy {
   }
   const SparseVector* residual() const override { return dropping_ ? &dropping_->residual() : nullptr; }
 
-  void before_epoch(int /*epoch*/) override { step_ = 0; }
+  void before_epoch(int /*epoch*/) override {
+    step_ = 0;
+    if (server_comm_) {
+      server_start_ = server_comm_->stats();
+      thread_ = std::thread([this] { serve_in_thread(); });
+    }
+  }
   void serve(int /*epoch*/) override { server_->serve_epoch(); }
 
   void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
@@ -104,11 +139,19 @@ class ParameterServer final : public Strategy {
 
   void after_epoch(int /*epoch*/, Weights& w) override {
     if (client_) client_->done();
-    gather_model(comm_, map_, workers_, server_ ? &*server_ : nullptr, w);
+    if (thread_.joinable()) thread_.join();
+    gather_model(comm_, map_, first_server_, server_ ? &*server_ : nullptr, w);
   }
 
   void add_to_record(EpochRecord& record) override {
     ParameterServerRecord r;
+    r.trains = client_.has_value();
+    if (server_comm_) {
+      // The server thread's traffic, beside what the trainer counted on the main thread.
+      const CommStats served = server_comm_->stats() - server_start_;
+      record.bytes_sent += static_cast<double>(served.bytes_sent);
+      record.bytes_received += static_cast<double>(served.bytes_received);
+    }
     if (server_) {
       const ServerStats& s = server_->stats();
       r.serves = true;
@@ -116,7 +159,8 @@ class ParameterServer final : public Strategy {
       r.pushes = static_cast<double>(s.pushes);
       r.staleness_sum = s.staleness_sum;
       r.staleness_max = static_cast<double>(s.staleness_max);
-    } else {
+    }
+    if (client_) {
       const ClientStats c = client_->take_stats();
       r.push_s = c.push_s;
       r.pull_s = c.pull_s;
@@ -126,6 +170,17 @@ class ParameterServer final : public Strategy {
   }
 
  private:
+  // A server error leaves every worker waiting for its answers: end the job, as the
+  // trainer does for a dedicated server's.
+  void serve_in_thread() {
+    try {
+      server_->serve_epoch();
+    } catch (const std::exception& e) {
+      spdlog::critical("parameter server thread: {}", e.what());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+
   void log_start(const std::string& name, const ParameterServerConfig& ps) const {
     if (comm_.rank() != 0) return;
     const int servers = map_.servers();
@@ -137,20 +192,31 @@ class ParameterServer final : public Strategy {
       return count == 1 ? "rank " + std::to_string(first)
                         : "ranks " + std::to_string(first) + "-" + std::to_string(first + count - 1);
     };
-    spdlog::info("{}: {} worker{} ({}), {} server{} ({}); {}", name, workers_, workers_ == 1 ? "" : "s",
-                 ranks(0, workers_), servers, servers == 1 ? "" : "s", ranks(workers_, servers), pace);
+    if (ps.colocated)
+      spdlog::info("{}: {} worker{} ({}), each also serving a shard on a thread of its own (--servers colocated); {}",
+                   name, workers_, workers_ == 1 ? "" : "s", ranks(0, workers_), pace);
+    else
+      spdlog::info("{}: {} worker{} ({}), {} server{} ({}); {}", name, workers_, workers_ == 1 ? "" : "s",
+                   ranks(0, workers_), servers, servers == 1 ? "" : "s", ranks(workers_, servers), pace);
     if (ps.drop_rate > 0)
       spdlog::info("  --drop-rate {:g}: pushes and pulls carry the largest {:g}% of each update, the rest kept as "
                    "residuals", ps.drop_rate, 100 * (1 - ps.drop_rate));
     for (int s = 0; s < servers; ++s)
       spdlog::info("  shard {} on rank {}: features [{}, {}), {} of them, {:.1f}% of the expected traffic", s,
-                   workers_ + s, map_.shard(s).begin, map_.shard(s).end, map_.shard(s).length(), 100 * map_.share(s));
+                   first_server_ + s, map_.shard(s).begin, map_.shard(s).end, map_.shard(s).length(), 100 * map_.share(s));
   }
 
   CountedComm& comm_;
   ShardServer::Mode mode_;
   int workers_;
+  int first_server_;  // server s is rank first_server_ + s
   ShardMap map_;
+  // Co-located: the server thread's communicator (requests arrive there, its time and
+  // bytes are counted there) and the one replies come back on (channels.h).
+  std::optional<CountedComm> server_comm_;
+  std::optional<ChannelComm> replies_;
+  CommStats server_start_;
+  std::thread thread_;
   std::optional<ShardServer> server_;
   std::optional<ShardClient> client_;
   std::optional<ErrorFeedback> dropping_;
@@ -162,6 +228,9 @@ class ParameterServer final : public Strategy {
 
 void check_context(const std::string& name, const StrategyContext& context) {
   check_parameter_server(name, context.ps, context.comm.size());
+  int granted = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&granted);
+  check_thread_level(context.ps, granted);
   if (!context.train) throw std::invalid_argument(name + ": the shards are balanced on the training rows, and none were given");
 }
 

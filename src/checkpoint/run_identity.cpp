@@ -42,7 +42,7 @@ std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
   add("select", c.sparsify.select);
   add("reuse-period", c.sparsify.reuse_period);
   add("warmup-steps", c.sparsify.warmup_steps);
-  add("servers", c.ps.server_ranks());
+  add("servers", c.ps.colocated ? std::string("colocated") : std::to_string(c.ps.server_ranks()));
   add("max-staleness", c.ps.max_staleness);
   add("drop-rate", c.ps.drop_rate);
   return s;

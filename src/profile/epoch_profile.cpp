@@ -12,7 +12,7 @@ namespace {
 ParameterServerSummary summarize_parameter_server(const ParameterServerRecord& r, MPI_Comm comm) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const std::array<double, 4> mine = {r.push_s, r.pull_s, r.wait_s, r.busy};
-  const std::array<bool, 4> counted = {!r.serves, !r.serves, !r.serves, r.serves};
+  const std::array<bool, 4> counted = {r.trains, r.trains, r.trains, r.serves};
   std::array<double, 4> lo{}, hi{}, sum{}, lo_all{}, hi_all{}, sum_all{};
   for (size_t i = 0; i < 4; ++i) {
     lo[i] = counted[i] ? mine[i] : kInf;
@@ -23,7 +23,7 @@ ParameterServerSummary summarize_parameter_server(const ParameterServerRecord& r
   MPI_Allreduce(hi.data(), hi_all.data(), 4, MPI_DOUBLE, MPI_MAX, comm);
   MPI_Allreduce(sum.data(), sum_all.data(), 4, MPI_DOUBLE, MPI_SUM, comm);
   // Ranks per role, pushes and their summed staleness; then the largest staleness.
-  const std::array<double, 4> totals = {r.serves ? 0.0 : 1.0, r.serves ? 1.0 : 0.0, r.pushes, r.staleness_sum};
+  const std::array<double, 4> totals = {r.trains ? 1.0 : 0.0, r.serves ? 1.0 : 0.0, r.pushes, r.staleness_sum};
   std::array<double, 4> total{};
   MPI_Allreduce(totals.data(), total.data(), 4, MPI_DOUBLE, MPI_SUM, comm);
   double stale_max = 0;

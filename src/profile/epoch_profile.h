@@ -10,6 +10,7 @@ namespace mpisgd {
 
 // A parameter-server rank's own measures of the epoch (Strategy::add_to_record).
 struct ParameterServerRecord {
+  bool trains = true;   // a worker (a co-located server's rank is both)
   bool serves = false;
   double push_s = 0, pull_s = 0, wait_s = 0;  // a worker's; wait: pulls held by the staleness bound
   double busy = 0;                             // a server's fraction of the epoch spent on messages

@@ -12,6 +12,7 @@ struct ParameterServerConfig {
   static constexpr int64_t kUnbounded = -1;
 
   int servers = 0;                    // --servers S: the last S ranks serve; 0: not given (1)
+  bool colocated = false;             // --servers colocated: every rank trains and serves 1/P
   int64_t max_staleness = kUnbounded; // --max-staleness K (ps-async); kUnbounded: not given
   double drop_rate = 0;               // --drop-rate R: pushes and pulls keep the largest 1 - R
   // How the servers take a step, the rules model/weights.h applies on every rank for the
@@ -22,7 +23,10 @@ struct ParameterServerConfig {
   int threads = 1;
   uint64_t batch = 1;  // rows per worker step, for the shards' expected traffic
 
-  int server_ranks() const { return servers ? servers : 1; }
+  // Ranks that serve and train nothing: none when the servers are co-located.
+  int server_ranks() const { return colocated ? 0 : servers ? servers : 1; }
+  // Shards of the model: one per rank when co-located.
+  int shards(int ranks) const { return colocated ? ranks : server_ranks(); }
 };
 
 bool is_parameter_server(const std::string& strategy);
@@ -31,6 +35,11 @@ bool is_parameter_server(const std::string& strategy);
 // ranks: S >= P, --max-staleness with ps-sync, parameter-server flags with any other
 // strategy, a drop rate outside [0, 1).
 void check_parameter_server(const std::string& strategy, const ParameterServerConfig& c, int ranks);
+
+// Throws std::invalid_argument when `c` runs a server thread beside training (--servers
+// colocated) and MPI granted `granted` (MPI_Query_thread), below MPI_THREAD_MULTIPLE: the
+// two threads of a rank then call MPI at the same time.
+void check_thread_level(const ParameterServerConfig& c, int granted);
 
 // The ranks that train (the first ones): all of them, or all but the servers.
 int training_ranks(const std::string& strategy, const ParameterServerConfig& c, int ranks);

@@ -1,5 +1,7 @@
 #include "ps/shard_client.h"
 
+#include "ps/channel_waits.h"
+
 #include <algorithm>
 #include <climits>
 #include <stdexcept>
@@ -16,8 +18,8 @@ int message_bytes(const Message& m) {
 
 }  // namespace
 
-ShardClient::ShardClient(CountedComm& comm, const ShardMap& map, int first_server)
-    : comm_(comm), map_(map), first_server_(first_server), out_(static_cast<size_t>(map.servers())),
+ShardClient::ShardClient(CountedComm& comm, Channels channels, const ShardMap& map, int first_server)
+    : comm_(comm), channels_(channels), map_(map), first_server_(first_server), out_(static_cast<size_t>(map.servers())),
       in_(static_cast<size_t>(map.servers())), version_(static_cast<size_t>(map.servers()), 0) {
   requests_.reserve(2 * out_.size());
 }
@@ -33,13 +35,13 @@ void ShardClient::pull(uint64_t step, std::span<const uint32_t> features, std::v
     in_[s].resize(sizeof(ValuesHeader) + (cuts_[s + 1] - cuts_[s]) * sizeof(float));
     requests_.emplace_back();
     MPI_Irecv(in_[s].data(), message_bytes(in_[s]), MPI_BYTE, first_server_ + static_cast<int>(s), kTagValues,
-              comm_.raw(), &requests_.back());
+              channels_.replies, &requests_.back());
   }
   send_all(kTagPull);
   values.resize(features.size());
   double held = 0;
   for (size_t s = 0; s < in_.size(); ++s) {
-    comm_.count_received(in_[s].size());
+    if (remote(s)) comm_.count_received(in_[s].size());
     const auto h = in_[s].header<ValuesHeader>();
     version_[s] = h.version;
     held = std::max(held, h.held_s);
@@ -62,12 +64,12 @@ void ShardClient::pull_changes(uint64_t step, std::vector<uint32_t>& features, s
   // An answer's size is known only once it is in: each is probed, then received.
   for (size_t s = 0; s < in_.size(); ++s) {
     MPI_Status status;
-    MPI_Probe(first_server_ + static_cast<int>(s), kTagValues, comm_.raw(), &status);
+    probe(channels_, first_server_ + static_cast<int>(s), kTagValues, channels_.replies, status);
     int bytes = 0;
     MPI_Get_count(&status, MPI_BYTE, &bytes);
     in_[s].resize(static_cast<size_t>(bytes));
-    MPI_Recv(in_[s].data(), bytes, MPI_BYTE, status.MPI_SOURCE, kTagValues, comm_.raw(), MPI_STATUS_IGNORE);
-    comm_.count_received(in_[s].size());
+    receive(channels_, in_[s].data(), bytes, status.MPI_SOURCE, kTagValues, channels_.replies);
+    if (remote(s)) comm_.count_received(in_[s].size());
     const auto h = in_[s].header<ValuesHeader>();
     version_[s] = h.version;
     held = std::max(held, h.held_s);
@@ -108,11 +110,11 @@ void ShardClient::done() {
 void ShardClient::send_all(int tag) {
   for (size_t s = 0; s < out_.size(); ++s) {
     requests_.emplace_back();
-    MPI_Isend(out_[s].data(), message_bytes(out_[s]), MPI_BYTE, first_server_ + static_cast<int>(s), tag, comm_.raw(),
-              &requests_.back());
-    comm_.count_sent(out_[s].size());
+    MPI_Isend(out_[s].data(), message_bytes(out_[s]), MPI_BYTE, first_server_ + static_cast<int>(s), tag,
+              channels_.requests, &requests_.back());
+    if (remote(s)) comm_.count_sent(out_[s].size());
   }
-  MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+  wait_all(channels_, requests_);
 }
 
 ClientStats ShardClient::take_stats() {

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "comm/counted_comm.h"
+#include "ps/channels.h"
 #include "ps/messages.h"
 #include "ps/shard_map.h"
 #include "sparse/sparse_vector.h"
@@ -26,8 +27,10 @@ struct ClientStats {
 
 class ShardClient {
  public:
-  // Server s is rank first_server + s of `comm`.
-  ShardClient(CountedComm& comm, const ShardMap& map, int first_server);
+  // Server s is rank first_server + s of `comm`. Messages travel on `channels` (ranks as
+  // in `comm`); their time and bytes are counted on `comm`, except those to this rank's
+  // own server, which stay in memory.
+  ShardClient(CountedComm& comm, Channels channels, const ShardMap& map, int first_server);
 
   // values[j] = the model's value of features[j] (ascending) for step `step` of the epoch.
   void pull(uint64_t step, std::span<const uint32_t> features, std::vector<float>& values);
@@ -45,8 +48,10 @@ class ShardClient {
 
  private:
   void send_all(int tag);  // out_[s] to every server, then waits for the receives posted
+  bool remote(size_t s) const { return first_server_ + static_cast<int>(s) != comm_.rank(); }
 
   CountedComm& comm_;
+  Channels channels_;
   const ShardMap& map_;
   int first_server_;
   std::vector<Message> out_, in_;

@@ -1,13 +1,15 @@
 #include "ps/shard_server.h"
 
+#include "ps/channel_waits.h"
+
 #include <algorithm>
 #include <stdexcept>
 
 namespace mpisgd {
 
-ShardServer::ShardServer(CountedComm& comm, Range shard, int workers, Mode mode, int64_t max_staleness,
-                         const ParameterServerConfig& rules)
-    : comm_(comm), shard_(shard), workers_(workers), mode_(mode), max_staleness_(max_staleness),
+ShardServer::ShardServer(CountedComm& comm, Channels channels, Range shard, int workers, Mode mode,
+                         int64_t max_staleness, const ParameterServerConfig& rules)
+    : comm_(comm), channels_(channels), shard_(shard), workers_(workers), mode_(mode), max_staleness_(max_staleness),
       weights_(shard.length(), mode == Mode::sync ? rules.l2 : rules.l2 / workers, rules.adagrad, rules.threads),
       pushed_(static_cast<size_t>(workers)), done_(static_cast<size_t>(workers)),
       pending_(mode == Mode::sync ? static_cast<size_t>(workers) : 0), sum_(mode == Mode::sync ? shard.length() : 0),
@@ -29,7 +31,7 @@ void ShardServer::serve_epoch() {
     {
       // Waiting here while the workers compute is the server's normal state, not a stall.
       CountedComm::Timed timed(comm_, "a request", WaitKind::idle);
-      MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_.raw(), &status);
+      probe(channels_, MPI_ANY_SOURCE, MPI_ANY_TAG, channels_.requests, status);
     }
     stats_.idle_s += MPI_Wtime() - wait_from;
     const int worker = status.MPI_SOURCE;
@@ -75,8 +77,8 @@ void ShardServer::receive(Message& into, const MPI_Status& probed) {
   int bytes = 0;
   MPI_Get_count(&probed, MPI_BYTE, &bytes);
   into.resize(static_cast<size_t>(bytes));
-  MPI_Recv(into.data(), bytes, MPI_BYTE, probed.MPI_SOURCE, probed.MPI_TAG, comm_.raw(), MPI_STATUS_IGNORE);
-  comm_.count_received(static_cast<uint64_t>(bytes));
+  mpisgd::receive(channels_, into.data(), bytes, probed.MPI_SOURCE, probed.MPI_TAG, channels_.requests);
+  if (probed.MPI_SOURCE != comm_.rank()) comm_.count_received(static_cast<uint64_t>(bytes));
 }
 
 bool ShardServer::may_answer(uint64_t step) const {
@@ -100,8 +102,8 @@ void ShardServer::answer(int worker, const Message& request, double held_s) {
   out_.start(ValuesHeader{version_, held_s, epoch_over()});
   out_.append<float>(value_);
   CountedComm::Timed timed(comm_, "a reply to a worker");
-  MPI_Send(out_.data(), static_cast<int>(out_.size()), MPI_BYTE, worker, kTagValues, comm_.raw());
-  comm_.count_sent(out_.size());
+  send(channels_, out_.data(), static_cast<int>(out_.size()), worker, kTagValues, channels_.replies);
+  if (worker != comm_.rank()) comm_.count_sent(out_.size());
 }
 
 void ShardServer::answer_changes(int worker, double held_s) {
@@ -111,8 +113,8 @@ void ShardServer::answer_changes(int worker, double held_s) {
   out_.append<uint32_t>(index_);
   out_.append<float>(value_);
   CountedComm::Timed timed(comm_, "a reply to a worker");
-  MPI_Send(out_.data(), static_cast<int>(out_.size()), MPI_BYTE, worker, kTagValues, comm_.raw());
-  comm_.count_sent(out_.size());
+  send(channels_, out_.data(), static_cast<int>(out_.size()), worker, kTagValues, channels_.replies);
+  if (worker != comm_.rank()) comm_.count_sent(out_.size());
 }
 
 void ShardServer::answer_held() {

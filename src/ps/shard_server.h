@@ -23,6 +23,7 @@
 #include "checkpoint/state_blob.h"
 #include "comm/counted_comm.h"
 #include "model/weights.h"
+#include "ps/channels.h"
 #include "ps/client_copies.h"
 #include "ps/index_set.h"
 #include "ps/messages.h"
@@ -44,8 +45,10 @@ class ShardServer {
  public:
   enum class Mode { sync, async };
 
-  // Workers are ranks [0, workers) of `comm`.
-  ShardServer(CountedComm& comm, Range shard, int workers, Mode mode, int64_t max_staleness,
+  // Workers are ranks [0, workers) of `comm`. Messages travel on `channels` (ranks as in
+  // `comm`); their time and bytes are counted on `comm`, except those with this rank's own
+  // worker, which stay in memory.
+  ShardServer(CountedComm& comm, Channels channels, Range shard, int workers, Mode mode, int64_t max_staleness,
               const ParameterServerConfig& rules);
 
   // Returns once every worker said it is done with the epoch; by then every message a
@@ -86,6 +89,7 @@ class ShardServer {
   void apply_step_sum();
 
   CountedComm& comm_;
+  Channels channels_;
   Range shard_;
   int workers_;
   Mode mode_;

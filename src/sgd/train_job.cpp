@@ -94,6 +94,9 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   Resolved r = resolve(c);
   try {
     check_parameter_server(c.strategy, c.ps, comm.size());
+    int granted = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&granted);
+    check_thread_level(c.ps, granted);
     if (c.sgd.slow_rank >= comm.size())
       throw std::invalid_argument("--slow-rank " + std::to_string(c.sgd.slow_rank) + ": the job has ranks 0 to " +
                                   std::to_string(comm.size() - 1));

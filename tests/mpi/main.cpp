@@ -15,7 +15,8 @@
 #include "mpi_test_util.h"
 
 int main(int argc, char** argv) {
-  if (!mpisgd::init_mpi(argc, argv, MPI_THREAD_FUNNELED)) return 1;
+  // MPI_THREAD_MULTIPLE where granted, for the co-located parameter servers' threads.
+  if (!mpisgd::init_mpi(argc, argv, MPI_THREAD_FUNNELED, MPI_THREAD_MULTIPLE)) return 1;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 

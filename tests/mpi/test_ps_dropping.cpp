@@ -72,19 +72,20 @@ double accuracy(const std::string& model_path, const std::string& data) {
 
 TEST_CASE("gradient dropping conserves what the workers pushed", "[ps][ps-drop]") {
   const int p = world_size();
-  if (p == 1) return;
   const uint32_t dim = 400;
   const std::string path = write_file("ps_drop_conserve.svm", wide_file(60, dim, 12, 1));
   const std::string strategy = GENERATE("ps-sync", "ps-async");
-  const int servers = GENERATE(1, 2);
+  // --servers S, or co-located servers (S = 0 here) on every rank.
+  const int servers = GENERATE(1, 2, 0);
   if (servers >= p) return;
-  DYNAMIC_SECTION(strategy << " with " << servers << " server(s)") {
+  DYNAMIC_SECTION(strategy << " with " << (servers ? std::to_string(servers) : "co-located") << " server(s)") {
     CountedComm comm(MPI_COMM_WORLD);
     LoadOptions load;
     load.readers = p - servers;
     const LoadedData d = load_dataset(path, MPI_COMM_WORLD, load);
     StrategyContext context{comm, d.data.dim};
     context.ps.servers = servers;
+    context.ps.colocated = servers == 0;
     context.ps.drop_rate = 0.75;
     context.ps.batch = 4;
     context.train = &d.data;
