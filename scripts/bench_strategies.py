@@ -7,7 +7,7 @@ busy rank, under a parameter server a worker, and the busiest, a server), the de
 combined update, the test accuracy after the last epoch and the speed-up over `allreduce`.
 
 usage: scripts/bench_strategies.py [--kind url|webspam] [--ranks 4] [--rows 200000]
-         [--test-rows 0] [--epochs 2] [--batch 1000] [--lr 5] [--rounds 1] [--network none|shared|per-rank]
+         [--test-rows 0] [--epochs 2] [--batch 1000|auto] [--lr 5|auto] [--rounds 1] [--network none|shared|per-rank]
          [--rate 1gbit] [--strategies a,b,...]
          [--dense-switch D]   (passed to every strategy; sparse-auto derives its own)
          [--density D]        (passed to the top-k strategies)
@@ -60,7 +60,7 @@ def run(args, data, test, spec, out):
     strategy, own_flags = spec_flags(spec)
     profile = os.path.join(out, f"strategies_{args.network}_{spec.replace(':', '_').replace('=', '')}.csv")
     cmd = launcher(args) + ["-np", str(args.ranks), os.path.join(BUILD, "mpisgd"), "train", "--data", data,
-                            "--strategy", strategy, "--epochs", str(args.epochs), "--batch", str(args.batch), "--lr", str(args.lr),
+                            "--strategy", strategy, "--epochs", str(args.epochs), "--batch", args.batch, "--lr", args.lr,
                             "--lr-schedule", "invscaling", "--no-progress", "--profile", profile, "--log-level", "warn"]
     cmd += own_flags
     if args.dense_switch is not None:
@@ -86,8 +86,8 @@ def main():
     p.add_argument("--rows", type=int, default=200000)
     p.add_argument("--test-rows", type=int, default=0)
     p.add_argument("--epochs", type=int, default=2)
-    p.add_argument("--batch", type=int, default=1000)
-    p.add_argument("--lr", type=float, default=5)
+    p.add_argument("--batch", default="1000", help="rows per worker step, or auto (mpisgd's default)")
+    p.add_argument("--lr", default="5", help="learning rate, or auto (mpisgd's default)")
     p.add_argument("--network", choices=["none", "shared", "per-rank"], default="none")
     p.add_argument("--rate", default="1gbit")
     p.add_argument("--strategies", default=",".join(ALL))
@@ -112,7 +112,7 @@ def main():
     net = "shared memory" if args.network == "none" else f"{args.network} {args.rate}"
     if args.dense_switch is not None:
         net += f", --dense-switch {args.dense_switch}"
-    print(f"\nP={args.ranks}, {args.rows} {args.kind}-like rows, logreg, batch {args.batch}/rank, lr {args.lr:g} invscaling, {net}; means over "
+    print(f"\nP={args.ranks}, {args.rows} {args.kind}-like rows, logreg, batch {args.batch}/rank, lr {args.lr} invscaling, {net}; means over "
           f"{args.epochs} epochs, median of {args.rounds} round(s)")
     width = max(14, *(len(s) for s in results))
     print(f"{'strategy':<{width}} {'epoch s':>9} {'comm s':>9} {'sent MB/rank':>13} {'min rank':>9} {'max rank':>9} {'density':>9} {'loss':>8} "
