@@ -136,6 +136,13 @@ int main(int argc, char** argv) {
                 "ps-sync, ps-async: pushes and pulls carry only the largest 1 - R of each update, the rest kept as "
                 "residuals (gradient dropping; 0 sends everything)")
       ->capture_default_str();
+  CLI::Option* overlap = t->add_flag("--overlap", train.ps.overlap,
+                                     "ps-sync, ps-async: a thread pushes and pulls while the worker computes the next "
+                                     "batches on the values it has (needs MPI_THREAD_MULTIPLE)");
+  t->add_option("--max-overlap-steps", train.ps.max_overlap_steps,
+                "--overlap: steps a worker computes while an exchange is in flight (0: none, as without --overlap)")
+      ->needs(overlap)
+      ->capture_default_str();
   t->add_option("--epochs", train.sgd.epochs, "most passes over the data (fewer when training stops early)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

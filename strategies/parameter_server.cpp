@@ -25,6 +25,10 @@
 // thread (needs MPI_THREAD_MULTIPLE). W = S = P; a worker's part for its own shard never
 // leaves the rank, so per step it sends (P - 1)/P of the traffic above, and each rank
 // serves 1/P of every worker's instead of one server taking W times a worker's.
+// --overlap (Marian thesis section 3.4): a worker's pushes and pulls run on a thread of
+// their own while it computes up to M more batches on the values it has, summing their
+// updates for the next push (ps/overlapped_client.h). A step then costs the longer of its
+// compute and its share of an exchange, instead of their sum.
 #include <spdlog/spdlog.h>
 
 #include <exception>
@@ -35,6 +39,7 @@
 #include "ps/channels.h"
 #include "ps/index_set.h"
 #include "ps/model_copy.h"
+#include "ps/overlapped_client.h"
 #include "ps/shard_client.h"
 #include "ps/shard_map.h"
 #include "ps/shard_server.h"
@@ -69,9 +74,18 @@ class ParameterServer final : public Strategy {
     if (s >= 0)
       server_.emplace(server_comm_ ? *server_comm_ : comm_, channels, map_.shard(s), workers_, mode,
                       c.ps.max_staleness, c.ps);
+    // --overlap: a worker's exchange thread counts on a communicator of its own (made on
+    // every rank, as making one is collective); the training thread's waits for it are
+    // timed on comm_.
+    if (c.ps.overlap) exchange_comm_.emplace(comm_.raw(), CountedComm::Thread::background);
     if (comm_.rank() < workers_) {
-      client_.emplace(comm_, channels, map_, first_server_);
+      Channels mine = channels;
+      mine.threaded = mine.threaded || c.ps.overlap;
+      client_.emplace(exchange_comm_ ? *exchange_comm_ : comm_, mine, map_, first_server_);
       if (c.ps.drop_rate > 0) dropping_.emplace(dropping(c.ps.drop_rate), c.dim);
+      if (c.ps.overlap)
+        overlapped_.emplace(*client_, comm_, c.dim, c.ps.max_overlap_steps, mode == ShardServer::Mode::sync,
+                            dropping_ ? &*dropping_ : nullptr);
     }
     if (mode_ == ShardServer::Mode::async) {
       uint64_t pushes = client_ ? (c.train->rows() + c.ps.batch - 1) / c.ps.batch : 0;
@@ -95,7 +109,9 @@ class ParameterServer final : public Strategy {
   Role role() const override { return client_ ? Role::train : Role::serve; }
   bool lockstep() const override { return mode_ == ShardServer::Mode::sync; }
   // ps-async: until the servers say the epoch's pushes are in (ShardServer::share_epoch).
-  bool another_step(uint64_t /*taken*/, uint64_t own) const override { return own > 0 && !client_->epoch_over(); }
+  bool another_step(uint64_t /*taken*/, uint64_t own) const override {
+    return own > 0 && !(overlapped_ ? overlapped_->epoch_over() : client_->epoch_over());
+  }
   // Workers keep nothing between epochs but the model, which the checkpoint holds, and
   // under --drop-rate their residual.
   void save_state(StateWriter& out) const override {
@@ -110,6 +126,7 @@ class ParameterServer final : public Strategy {
 
   void before_epoch(int /*epoch*/) override {
     step_ = 0;
+    if (exchange_comm_) exchange_start_ = exchange_comm_->stats();
     if (server_comm_) {
       server_start_ = server_comm_->stats();
       thread_ = std::thread([this] { serve_in_thread(); });
@@ -118,26 +135,34 @@ class ParameterServer final : public Strategy {
   void serve(int /*epoch*/) override { server_->serve_epoch(); }
 
   void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
-    if (dropping_) {
-      client_->pull_changes(step_, features_, values_);
-      assign_values(w, features_, values_, scratch_);
+    // Under --drop-rate a pull names no features: the servers send what changed most.
+    features_.clear();
+    if (!dropping_) batch_features(data, batch);
+    if (overlapped_) {
+      overlapped_->before_step(features_, w);
       return;
     }
-    features_.clear();
-    for (uint64_t r : batch)
-      for (uint32_t i : data.row_index(r)) batch_features_.insert(i);
-    batch_features_.drain(features_);
+    if (dropping_) {
+      client_->pull_changes(step_, features_, values_, changed_, changed_values_);
+      assign_values(w, changed_, changed_values_, scratch_);
+      return;
+    }
     client_->pull(step_, features_, values_);
     assign_values(w, features_, values_, scratch_);
   }
 
-  uint64_t exchange(const SparseVector& local, double eta, Weights& /*w*/) override {
+  uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
+    if (overlapped_) {
+      overlapped_->add(local, eta, w);
+      return local.nnz();
+    }
     const SparseVector& pushed = dropping_ ? dropping_->select(local) : local;
     client_->push(step_++, eta, pushed);
     return pushed.nnz();
   }
 
   void after_epoch(int /*epoch*/, Weights& w) override {
+    if (overlapped_) overlapped_->finish_epoch();
     if (client_) client_->done();
     if (thread_.joinable()) thread_.join();
     gather_model(comm_, map_, first_server_, server_ ? &*server_ : nullptr, w);
@@ -146,12 +171,14 @@ class ParameterServer final : public Strategy {
   void add_to_record(EpochRecord& record) override {
     ParameterServerRecord r;
     r.trains = client_.has_value();
-    if (server_comm_) {
-      // The server thread's traffic, beside what the trainer counted on the main thread.
-      const CommStats served = server_comm_->stats() - server_start_;
-      record.bytes_sent += static_cast<double>(served.bytes_sent);
-      record.bytes_received += static_cast<double>(served.bytes_received);
-    }
+    // The server's and the exchange's threads' traffic, beside what the trainer counted
+    // on the main thread.
+    auto add_bytes = [&record](const CommStats& used) {
+      record.bytes_sent += static_cast<double>(used.bytes_sent);
+      record.bytes_received += static_cast<double>(used.bytes_received);
+    };
+    if (server_comm_) add_bytes(server_comm_->stats() - server_start_);
+    if (exchange_comm_) add_bytes(exchange_comm_->stats() - exchange_start_);
     if (server_) {
       const ServerStats& s = server_->stats();
       r.serves = true;
@@ -170,6 +197,13 @@ class ParameterServer final : public Strategy {
   }
 
  private:
+  // features_ = the distinct features of the batch, ascending.
+  void batch_features(const Dataset& data, std::span<const uint64_t> batch) {
+    for (uint64_t r : batch)
+      for (uint32_t i : data.row_index(r)) batch_features_.insert(i);
+    batch_features_.drain(features_);
+  }
+
   // A server error leaves every worker waiting for its answers: end the job, as the
   // trainer does for a dedicated server's.
   void serve_in_thread() {
@@ -187,7 +221,8 @@ class ParameterServer final : public Strategy {
     std::string pace = mode_ == ShardServer::Mode::sync ? "every worker waits for the others at each step"
                        : ps.max_staleness == ParameterServerConfig::kUnbounded
                            ? "staleness unbounded (--max-staleness K bounds it)"
-                           : "a worker runs at most " + std::to_string(ps.max_staleness) + " steps ahead of the slowest";
+                           : "a worker runs at most " + std::to_string(ps.max_staleness) +
+                                 (ps.max_staleness == 1 ? " step" : " steps") + " ahead of the slowest";
     auto ranks = [](int first, int count) {
       return count == 1 ? "rank " + std::to_string(first)
                         : "ranks " + std::to_string(first) + "-" + std::to_string(first + count - 1);
@@ -198,6 +233,10 @@ class ParameterServer final : public Strategy {
     else
       spdlog::info("{}: {} worker{} ({}), {} server{} ({}); {}", name, workers_, workers_ == 1 ? "" : "s",
                    ranks(0, workers_), servers, servers == 1 ? "" : "s", ranks(workers_, servers), pace);
+    if (ps.overlap)
+      spdlog::info("  --overlap: a worker computes up to {} step{} while its push and pull are in flight{}",
+                   ps.max_overlap_steps, ps.max_overlap_steps == 1 ? "" : "s",
+                   mode_ == ShardServer::Mode::sync ? ", each push carrying exactly that many" : "");
     if (ps.drop_rate > 0)
       spdlog::info("  --drop-rate {:g}: pushes and pulls carry the largest {:g}% of each update, the rest kept as "
                    "residuals", ps.drop_rate, 100 * (1 - ps.drop_rate));
@@ -218,12 +257,15 @@ class ParameterServer final : public Strategy {
   CommStats server_start_;
   std::thread thread_;
   std::optional<ShardServer> server_;
+  std::optional<CountedComm> exchange_comm_;  // --overlap: the exchange thread's
+  CommStats exchange_start_;
   std::optional<ShardClient> client_;
   std::optional<ErrorFeedback> dropping_;
+  std::optional<OverlappedClient> overlapped_;
   uint64_t step_ = 0;
   IndexSet batch_features_;
-  std::vector<uint32_t> features_;
-  std::vector<float> values_, scratch_;
+  std::vector<uint32_t> features_, changed_;
+  std::vector<float> values_, changed_values_, scratch_;
 };
 
 void check_context(const std::string& name, const StrategyContext& context) {

@@ -13,6 +13,7 @@ if [[ -n "${SANITIZE:-}" ]]; then
   # input to the trainer.
   MPI_RANKS=${MPI_RANKS-"1 3"}
   COLLECTIVE_RANKS=${COLLECTIVE_RANKS-""}
+  PS_RANKS=${PS_RANKS-""}
   E2E=${E2E-tests/e2e/cli_errors.sh}
 fi
 MPI_RANKS=${MPI_RANKS-"1 2 3 4 5"}
@@ -20,6 +21,8 @@ MPI_RANKS=${MPI_RANKS-"1 2 3 4 5"}
 # covered at P = 1..9 and 13 (folds of 1..5 extra ranks, a prime, group sizes that do
 # and do not divide P).
 COLLECTIVE_RANKS=${COLLECTIVE_RANKS-"6 7 8 9 13"}
+# The parameter servers' tests also run at 6 ranks: 5 workers and 1 server, or 4 and 2.
+PS_RANKS=${PS_RANKS-"6"}
 E2E=${E2E-tests/e2e/*.sh}  # the end-to-end scripts to run; empty for none
 TIMEOUT=${TEST_TIMEOUT:-600}
 # Under SANITIZE=1 builds: LeakSanitizer reports only our leaks, not the MPI library's own
@@ -64,6 +67,10 @@ done
 echo "== MPI collectives tests (ranks: $COLLECTIVE_RANKS)"
 for np in $COLLECTIVE_RANKS; do
   run "mpi collectives -np $np" scripts/mpirun_local.sh -np "$np" "$BUILD"/mpi_tests "[collectives]"
+done
+echo "== MPI parameter-server tests (ranks: $PS_RANKS)"
+for np in $PS_RANKS; do
+  run "mpi ps -np $np" scripts/mpirun_local.sh -np "$np" "$BUILD"/mpi_tests "[ps]"
 done
 echo "== end-to-end"
 for t in $E2E; do

@@ -45,6 +45,7 @@ std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
   add("servers", c.ps.colocated ? std::string("colocated") : std::to_string(c.ps.server_ranks()));
   add("max-staleness", c.ps.max_staleness);
   add("drop-rate", c.ps.drop_rate);
+  add("overlap", c.ps.overlap ? std::to_string(c.ps.max_overlap_steps) : std::string("off"));
   return s;
 }
 

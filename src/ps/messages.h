@@ -3,7 +3,9 @@
 // byte buffer so that each exchange is one MPI message (one alpha). Indices are global
 // feature numbers. Per worker step, for each of the S servers:
 //   kTagPull    worker -> server   PullHeader, then the k_s indices the batch touches
-//   kTagValues  server -> worker   ValuesHeader, then their k_s values
+//   kTagValues  server -> worker   ValuesHeader, then their k_s values; where the server
+//                                  keeps copies (client_copies.h), then the n changed
+//                                  indices and their n values
 //   kTagPush    worker -> server   PushHeader, then the update's m_s indices, then values
 // and at the end of an epoch kTagDone, empty, once per worker and server. Bytes per worker
 // step: 8 k + 8 m plus 3 S headers; a server takes the sum over the workers of its shard's
@@ -33,6 +35,7 @@ struct PushHeader {
   uint64_t step;
   uint64_t version;  // the version the worker pulled for this step
   double eta;        // the step's learning rate
+  uint64_t steps;    // worker steps the update sums: 1, or up to M under --overlap
 };
 
 // A message as raw bytes. Arrays are copied in and out with memcpy: the buffer holds

@@ -17,6 +17,7 @@ void check_parameter_server(const std::string& strategy, const ParameterServerCo
     if (c.max_staleness != ParameterServerConfig::kUnbounded)
       throw std::invalid_argument("--max-staleness is for --strategy ps-async, not " + strategy);
     if (c.drop_rate != 0) throw std::invalid_argument("--drop-rate is for --strategy ps-sync or ps-async, not " + strategy);
+    if (c.overlap) throw std::invalid_argument("--overlap is for --strategy ps-sync or ps-async, not " + strategy);
     return;
   }
   if (strategy == "ps-sync" && c.max_staleness != ParameterServerConfig::kUnbounded)
@@ -33,10 +34,15 @@ void check_parameter_server(const std::string& strategy, const ParameterServerCo
 }
 
 void check_thread_level(const ParameterServerConfig& c, int granted) {
-  if (!c.colocated || granted >= MPI_THREAD_MULTIPLE) return;
-  throw std::invalid_argument("--servers colocated runs a server thread beside each rank's training, which needs "
-                              "MPI_THREAD_MULTIPLE; this MPI library grants " + thread_level_name(granted) +
-                              ": use an MPI built with thread support, or --servers S");
+  if (granted >= MPI_THREAD_MULTIPLE) return;
+  const std::string needs = ", which needs MPI_THREAD_MULTIPLE; this MPI library grants " +
+                            thread_level_name(granted) + ": use an MPI built with thread support";
+  if (c.colocated)
+    throw std::invalid_argument("--servers colocated runs a server thread beside each rank's training" + needs +
+                                ", or --servers S");
+  if (c.overlap)
+    throw std::invalid_argument("--overlap pushes and pulls on a thread beside each worker's training" + needs +
+                                ", or leave --overlap out");
 }
 
 int training_ranks(const std::string& strategy, const ParameterServerConfig& c, int ranks) {

@@ -15,6 +15,8 @@ struct ParameterServerConfig {
   bool colocated = false;             // --servers colocated: every rank trains and serves 1/P
   int64_t max_staleness = kUnbounded; // --max-staleness K (ps-async); kUnbounded: not given
   double drop_rate = 0;               // --drop-rate R: pushes and pulls keep the largest 1 - R
+  bool overlap = false;               // --overlap: a worker's pushes and pulls on a thread of their own
+  uint64_t max_overlap_steps = 4;     // --max-overlap-steps M: steps computed while one is in flight
   // How the servers take a step, the rules model/weights.h applies on every rank for the
   // other strategies, and the batch; the trainer fills them in from --l2, --lr-schedule,
   // --threads and --batch.
@@ -36,9 +38,9 @@ bool is_parameter_server(const std::string& strategy);
 // strategy, a drop rate outside [0, 1).
 void check_parameter_server(const std::string& strategy, const ParameterServerConfig& c, int ranks);
 
-// Throws std::invalid_argument when `c` runs a server thread beside training (--servers
-// colocated) and MPI granted `granted` (MPI_Query_thread), below MPI_THREAD_MULTIPLE: the
-// two threads of a rank then call MPI at the same time.
+// Throws std::invalid_argument when `c` runs a second thread that calls MPI beside
+// training (--servers colocated, --overlap) and MPI granted `granted` (MPI_Query_thread),
+// below MPI_THREAD_MULTIPLE: two threads of a rank then call MPI at the same time.
 void check_thread_level(const ParameterServerConfig& c, int granted);
 
 // The ranks that train (the first ones): all of them, or all but the servers.

@@ -52,46 +52,65 @@ void ShardClient::pull(uint64_t step, std::span<const uint32_t> features, std::v
   stats_.pull_s += MPI_Wtime() - start;
 }
 
-void ShardClient::pull_changes(uint64_t step, std::vector<uint32_t>& features, std::vector<float>& values) {
+void ShardClient::pull_changes(uint64_t step, std::span<const uint32_t> features, std::vector<float>& values,
+                               std::vector<uint32_t>& changed, std::vector<float>& changed_values) {
   const double start = MPI_Wtime();
   CountedComm::Timed timed(comm_, "a parameter-server pull");
+  map_.cut(features, cuts_);
   requests_.clear();
-  for (Message& m : out_) m.start(PullHeader{step});
-  send_all(kTagPull);
-  features.clear();
-  values.clear();
-  double held = 0;
-  // An answer's size is known only once it is in: each is probed, then received.
-  for (size_t s = 0; s < in_.size(); ++s) {
+  for (size_t s = 0; s < out_.size(); ++s) {
+    out_[s].start(PullHeader{step});
+    out_[s].append(features.subspan(cuts_[s], cuts_[s + 1] - cuts_[s]));
+  }
+  post_all(kTagPull);
+  // An answer's size is known only once it is in, so no receive can be posted ahead: each
+  // is probed for, from whichever server answers first, while the requests are still
+  // going out. Taking them in a fixed order could deadlock: a server blocked sending a
+  // large answer that its worker does not yet take receives nobody else's requests.
+  for (size_t got = 0; got < in_.size(); ++got) {
     MPI_Status status;
-    probe(channels_, first_server_ + static_cast<int>(s), kTagValues, channels_.replies, status);
+    probe(channels_, MPI_ANY_SOURCE, kTagValues, channels_.replies, status);
+    const auto s = static_cast<size_t>(status.MPI_SOURCE - first_server_);
     int bytes = 0;
     MPI_Get_count(&status, MPI_BYTE, &bytes);
     in_[s].resize(static_cast<size_t>(bytes));
     receive(channels_, in_[s].data(), bytes, status.MPI_SOURCE, kTagValues, channels_.replies);
     if (remote(s)) comm_.count_received(in_[s].size());
+  }
+  wait_all(channels_, requests_);
+  values.resize(features.size());
+  changed.clear();
+  changed_values.clear();
+  double held = 0;
+  for (size_t s = 0; s < in_.size(); ++s) {
     const auto h = in_[s].header<ValuesHeader>();
     version_[s] = h.version;
     held = std::max(held, h.held_s);
     epoch_over_ = epoch_over_ || h.epoch_over;
-    const size_t n = in_[s].items<ValuesHeader>(sizeof(uint32_t) + sizeof(float));
-    features.resize(features.size() + n);
-    values.resize(values.size() + n);
-    in_[s].read<ValuesHeader>(0, n, features.data() + features.size() - n);
-    in_[s].read<ValuesHeader>(n, n, values.data() + values.size() - n);
+    const size_t k = cuts_[s + 1] - cuts_[s];
+    in_[s].read<ValuesHeader>(0, k, values.data() + cuts_[s]);
+    const size_t n = (in_[s].items<ValuesHeader>(1) - k * sizeof(float)) / (sizeof(uint32_t) + sizeof(float));
+    const size_t at = changed.size();
+    changed.resize(at + n);
+    changed_values.resize(at + n);
+    // The changes follow the k values: skip them, counted in items of the type read.
+    in_[s].read<ValuesHeader>(k, n, changed.data() + at);
+    in_[s].read<ValuesHeader>(k + n, n, changed_values.data() + at);
   }
   stats_.wait_s += held;
   stats_.pull_s += MPI_Wtime() - start;
 }
 
-void ShardClient::push(uint64_t step, double eta, const SparseVector& update) {
+void ShardClient::push(uint64_t step, double eta, const SparseVector& update, uint64_t steps,
+                       std::span<const uint64_t> versions) {
+  if (versions.empty()) versions = version_;
   const double start = MPI_Wtime();
   CountedComm::Timed timed(comm_, "a parameter-server push");
   map_.cut(update.index, cuts_);
   requests_.clear();
   for (size_t s = 0; s < out_.size(); ++s) {
     const size_t from = cuts_[s], n = cuts_[s + 1] - cuts_[s];
-    out_[s].start(PushHeader{step, version_[s], eta});
+    out_[s].start(PushHeader{step, versions[s], eta, steps});
     out_[s].append(std::span<const uint32_t>(update.index).subspan(from, n));
     out_[s].append(std::span<const float>(update.value).subspan(from, n));
   }
@@ -108,13 +127,17 @@ void ShardClient::done() {
 }
 
 void ShardClient::send_all(int tag) {
+  post_all(tag);
+  wait_all(channels_, requests_);
+}
+
+void ShardClient::post_all(int tag) {
   for (size_t s = 0; s < out_.size(); ++s) {
     requests_.emplace_back();
     MPI_Isend(out_[s].data(), message_bytes(out_[s]), MPI_BYTE, first_server_ + static_cast<int>(s), tag,
               channels_.requests, &requests_.back());
     if (remote(s)) comm_.count_sent(out_[s].size());
   }
-  wait_all(channels_, requests_);
 }
 
 ClientStats ShardClient::take_stats() {

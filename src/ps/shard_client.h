@@ -34,11 +34,19 @@ class ShardClient {
 
   // values[j] = the model's value of features[j] (ascending) for step `step` of the epoch.
   void pull(uint64_t step, std::span<const uint32_t> features, std::vector<float>& values);
-  // Under --drop-rate: the values (ascending features) that changed most since each server
-  // last answered this worker (client_copies.h), for step `step`; no features are named.
-  void pull_changes(uint64_t step, std::vector<uint32_t>& features, std::vector<float>& values);
-  // Sends this step's update (sorted pairs) to the shards' servers.
-  void push(uint64_t step, double eta, const SparseVector& update);
+  // When the servers keep copies of what they sent each worker (client_copies.h: under
+  // --drop-rate or --overlap): as pull() for the named `features` (none under --drop-rate),
+  // and besides, ascending, the coordinates that changed (most, under --drop-rate) since
+  // each server last answered this worker, with their values.
+  void pull_changes(uint64_t step, std::span<const uint32_t> features, std::vector<float>& values,
+                    std::vector<uint32_t>& changed, std::vector<float>& changed_values);
+  // Sends this step's update (sorted pairs, the sum of `steps` worker steps) to the shards'
+  // servers, computed on the values of the shards' `versions` (the last pull's if empty),
+  // from which the servers count its staleness.
+  void push(uint64_t step, double eta, const SparseVector& update, uint64_t steps = 1,
+            std::span<const uint64_t> versions = {});
+  // Per server: the version of the values the last pull brought.
+  const std::vector<uint64_t>& versions() const { return version_; }
   // Tells every server this worker is done with the epoch (after its last push).
   void done();
   // True once a server answered that the epoch's pushes are in (ShardServer::share_epoch).
@@ -48,6 +56,7 @@ class ShardClient {
 
  private:
   void send_all(int tag);  // out_[s] to every server, then waits for the receives posted
+  void post_all(int tag);  // out_[s] to every server, leaving the requests in requests_
   bool remote(size_t s) const { return first_server_ + static_cast<int>(s) != comm_.rank(); }
 
   CountedComm& comm_;

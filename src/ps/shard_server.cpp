@@ -14,7 +14,7 @@ ShardServer::ShardServer(CountedComm& comm, Channels channels, Range shard, int 
       pushed_(static_cast<size_t>(workers)), done_(static_cast<size_t>(workers)),
       pending_(mode == Mode::sync ? static_cast<size_t>(workers) : 0), sum_(mode == Mode::sync ? shard.length() : 0),
       touched_(mode == Mode::sync ? shard.length() : 0) {
-  if (rules.drop_rate > 0) copies_.emplace(shard.length(), workers, rules.drop_rate);
+  if (rules.drop_rate > 0 || rules.overlap) copies_.emplace(shard.length(), workers, rules.drop_rate);
 }
 
 void ShardServer::serve_epoch() {
@@ -22,6 +22,7 @@ void ShardServer::serve_epoch() {
   std::fill(done_.begin(), done_.end(), 0);
   done_count_ = 0;
   applied_ = 0;
+  steps_ = 0;
   stats_ = {};
   if (copies_) copies_->sync(weights_);
   const double start = MPI_Wtime();
@@ -52,9 +53,11 @@ void ShardServer::serve_epoch() {
         ++stats_.pushes;
         if (mode_ == Mode::sync) {
           receive(pending_[w], status);
+          steps_ += pending_[w].header<PushHeader>().steps;
           if (++pending_count_ == workers_) apply_step_sum();
         } else {
           receive(in_, status);
+          steps_ += in_.header<PushHeader>().steps;
           apply(in_);
         }
         break;
@@ -90,10 +93,6 @@ bool ShardServer::may_answer(uint64_t step) const {
 }
 
 void ShardServer::answer(int worker, const Message& request, double held_s) {
-  if (copies_) {
-    answer_changes(worker, held_s);
-    return;
-  }
   const size_t k = request.items<PullHeader>(sizeof(uint32_t));
   index_.resize(k);
   request.read<PullHeader>(0, k, index_.data());
@@ -101,17 +100,12 @@ void ShardServer::answer(int worker, const Message& request, double held_s) {
   for (size_t j = 0; j < k; ++j) value_[j] = value(index_[j] - shard_.begin);
   out_.start(ValuesHeader{version_, held_s, epoch_over()});
   out_.append<float>(value_);
-  CountedComm::Timed timed(comm_, "a reply to a worker");
-  send(channels_, out_.data(), static_cast<int>(out_.size()), worker, kTagValues, channels_.replies);
-  if (worker != comm_.rank()) comm_.count_sent(out_.size());
-}
-
-void ShardServer::answer_changes(int worker, double held_s) {
-  copies_->answer(worker, weights_, index_, value_);
-  for (uint32_t& i : index_) i += shard_.begin;
-  out_.start(ValuesHeader{version_, held_s, epoch_over()});
-  out_.append<uint32_t>(index_);
-  out_.append<float>(value_);
+  if (copies_) {
+    copies_->answer(worker, weights_, index_, value_);
+    for (uint32_t& i : index_) i += shard_.begin;
+    out_.append<uint32_t>(index_);
+    out_.append<float>(value_);
+  }
   CountedComm::Timed timed(comm_, "a reply to a worker");
   send(channels_, out_.data(), static_cast<int>(out_.size()), worker, kTagValues, channels_.replies);
   if (worker != comm_.rank()) comm_.count_sent(out_.size());
@@ -139,7 +133,7 @@ void ShardServer::apply(const Message& push) {
   const uint64_t stale = version_ - h.version;
   stats_.staleness_sum += static_cast<double>(stale);
   stats_.staleness_max = std::max(stats_.staleness_max, stale);
-  weights_.step_sparse(h.eta, index_, value_);
+  take_steps(h.eta, h.steps);
   if (copies_) copies_->changed(index_);
   ++version_;
 }
@@ -168,12 +162,19 @@ void ShardServer::apply_step_sum() {
     value_[j] = sum_[index_[j]];
     sum_[index_[j]] = 0;
   }
-  // Every worker takes the step with the same rate; the first push says which.
-  weights_.step_sparse(pending_.front().header<PushHeader>().eta, index_, value_);
+  // Every worker takes the step with the same rate and, under --overlap, sums as many
+  // steps into it; the first push says which.
+  const auto first = pending_.front().header<PushHeader>();
+  take_steps(first.eta, first.steps);
   if (copies_) copies_->changed(index_);
   pending_count_ = 0;
   ++applied_;
   ++version_;
+}
+
+void ShardServer::take_steps(double eta, uint64_t steps) {
+  for (uint64_t n = 1; n < steps; ++n) weights_.step_sparse(eta, {}, {});
+  weights_.step_sparse(eta, index_, value_);
 }
 
 void ShardServer::save_state(StateWriter& out) const {

@@ -12,8 +12,9 @@
 //     Parallel, Ho et al. 2013) once every worker still in the epoch has pushed at least
 //     s - K steps. The slowest worker's pulls always pass, so the bound cannot deadlock.
 // Steps follow model/weights.h: lazy L2 as a scale, AdaGrad's sums kept here.
-// With --drop-rate R a pull is answered with the largest 1 - R of what changed since the
-// server last answered that worker (client_copies.h) instead of the values asked for.
+// With --drop-rate R a pull names no features and is answered with the largest 1 - R of
+// what changed since the server last answered that worker (client_copies.h); with
+// --overlap, with the values asked for and everything that changed since.
 // Cost per worker step: the server receives 4 k_s + 8 m_s bytes and sends 4 k_s (k_s
 // features pulled, m_s pushed in its shard), 3 messages; a step's work is O(sum m_s).
 #include <cstdint>
@@ -54,8 +55,8 @@ class ShardServer {
   // Returns once every worker said it is done with the epoch; by then every message a
   // worker sent in it has been received and every pull answered.
   void serve_epoch();
-  // Async: an epoch is `pushes` pushes from all workers together (the steps their rows
-  // make), not a pass of each worker over its own rows, so that a slow worker does less
+  // Async: an epoch is `pushes` worker steps pushed by all workers together (the steps
+  // their rows make), not a pass of each worker over its own rows, so that a slow worker does less
   // of it and the others more instead of all waiting for it. Once they are in, every
   // answer says so and the workers stop, each after at most two more steps (the one it had
   // pulled for, and the one whose answer says so); until then a worker whose rows ran out
@@ -81,12 +82,14 @@ class ShardServer {
   // Receives the message a probe found (the first from its source, so in send order).
   void receive(Message& into, const MPI_Status& probed);
   bool may_answer(uint64_t step) const;
-  bool epoch_over() const { return epoch_pushes_ && stats_.pushes >= epoch_pushes_; }
+  bool epoch_over() const { return epoch_pushes_ && steps_ >= epoch_pushes_; }
   void answer(int worker, const Message& request, double held_s);
-  void answer_changes(int worker, double held_s);
   void answer_held();
   void apply(const Message& push);
   void apply_step_sum();
+  // Applies index_, value_ as the sum of `steps` worker steps (--overlap): the L2 decay
+  // of all of them, then the update.
+  void take_steps(double eta, uint64_t steps);
 
   CountedComm& comm_;
   Channels channels_;
@@ -107,6 +110,7 @@ class ShardServer {
   std::vector<char> done_;
   int done_count_ = 0;
   uint64_t applied_ = 0;  // sync: steps applied
+  uint64_t steps_ = 0;    // worker steps the pushes carried (more than pushes under --overlap)
   std::vector<HeldPull> held_;
 
   Message in_, out_;

@@ -17,6 +17,7 @@
 #include "data/load_dataset.h"
 #include "model/model_file.h"
 #include "mpi_test_util.h"
+#include "ps_test_util.h"
 #include "ps/ps_config.h"
 #include "ps/shard_map.h"
 #include "sgd/evaluate.h"
@@ -28,58 +29,6 @@ using namespace mpisgd::test;
 
 namespace {
 
-// Rows with ~8 of 60 features, head features (low indices) in most rows, labels from a
-// hidden linear model (regression: its value).
-std::string skewed_file(int rows, unsigned seed, bool regression) {
-  std::mt19937 rng(seed);
-  std::string text;
-  for (int r = 0; r < rows; ++r) {
-    std::string features;
-    double margin = 0;
-    for (int i = 1; i <= 60; ++i) {
-      if (rng() % (i <= 4 ? 2 : 9)) continue;
-      const double value = 1 + static_cast<double>(rng() % 3) / 2;
-      std::ostringstream f;
-      f << ' ' << i << ':' << value;
-      features += f.str();
-      margin += value * (i % 3 == 0 ? 1.0 : -0.7) * (1 + i % 5) / 5.0;
-    }
-    std::ostringstream label;
-    if (regression) label << margin;
-    else label << (margin > -0.3 ? "+1" : "-1");
-    text += label.str() + features + "\n";
-  }
-  return text;
-}
-
-TrainConfig config(const std::string& data, const std::string& model_out) {
-  TrainConfig c;
-  c.data = data;
-  c.save_model = model_out;
-  c.sgd.epochs = 2;
-  c.sgd.batch = 8;
-  c.sgd.lr = 0.5;
-  c.sgd.progress = false;
-  return c;
-}
-
-std::vector<double> weights_of(const std::string& model) { return load_model(model).w; }
-
-// Rank 0 compares the two saved models: the largest difference relative to the largest
-// weight of `reference`; every rank gets the answer.
-double relative_difference(const std::string& model, const std::string& reference) {
-  double diff = 0;
-  if (world_rank() == 0) {
-    const std::vector<double> a = weights_of(model), b = weights_of(reference);
-    double scale = 0;
-    for (double v : b) scale = std::max(scale, std::abs(v));
-    diff = a.size() == b.size() && scale > 0 ? 0 : 1;
-    for (size_t j = 0; j < std::min(a.size(), b.size()); ++j) diff = std::max(diff, std::abs(a[j] - b[j]) / scale);
-  }
-  MPI_Bcast(&diff, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  return diff;
-}
-
 // Trains `c` on the first `ranks` ranks only (the others wait).
 void train_on_first(int ranks, const TrainConfig& c) {
   MPI_Comm sub = MPI_COMM_NULL;
@@ -89,13 +38,6 @@ void train_on_first(int ranks, const TrainConfig& c) {
     MPI_Comm_free(&sub);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-}
-
-double accuracy(const std::string& model_path, const std::string& data) {
-  LinearModel m = load_model(model_path);
-  Dataset d = load_dataset(data, MPI_COMM_WORLD, {}).data;
-  return evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v) { return m.decision(i, v); })
-      .result.metric;
 }
 
 // Forwards to a strategy, sleeping in each of this rank's steps when `slow`.
@@ -131,7 +73,7 @@ TEST_CASE("ps-sync trains the model allreduce trains on its W workers", "[ps]") 
   std::string cls = write_file("ps_cls.svm", skewed_file(300, 1, false));
   std::string reg = write_file("ps_reg.svm", skewed_file(300, 2, true));
   if (p == 1) {
-    TrainConfig c = config(cls, dir + "/never.model");
+    TrainConfig c = quick_config(cls, dir + "/never.model");
     c.strategy = "ps-sync";
     REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("leaves no rank to train"));
     return;
@@ -145,7 +87,7 @@ TEST_CASE("ps-sync trains the model allreduce trains on its W workers", "[ps]") 
   for (int servers = 1; servers <= std::min(2, p - 1); ++servers) {
     for (const Case& k : cases) {
       CAPTURE(servers, k.model, k.schedule, k.l2);
-      TrainConfig c = config(k.model == "linreg" ? reg : cls, dir + "/ar.model");
+      TrainConfig c = quick_config(k.model == "linreg" ? reg : cls, dir + "/ar.model");
       c.model = k.model;
       c.lr_schedule = k.schedule;
       c.l2 = k.l2;
@@ -166,7 +108,7 @@ TEST_CASE("ps-async with --max-staleness 0 is ps-sync; bounded and unbounded one
   std::string dir = scratch_dir();
   std::string train = write_file("ps_async_train.svm", skewed_file(600, 3, false));
   std::string test = write_file("ps_async_test.svm", skewed_file(300, 4, false));
-  TrainConfig c = config(train, dir + "/sync.model");
+  TrainConfig c = quick_config(train, dir + "/sync.model");
   c.sgd.epochs = 6;
   c.sgd.batch = 4;
   c.l2 = 1e-4;
@@ -204,7 +146,7 @@ TEST_CASE("co-located servers: ps-sync trains allreduce's model on all P ranks, 
   };
   for (const Case& k : {Case{"logreg", "invscaling"}, Case{"logreg", "adagrad"}, Case{"linreg", "constant"}}) {
     CAPTURE(k.model, k.schedule);
-    TrainConfig c = config(k.model == "linreg" ? reg : cls, dir + "/ar.model");
+    TrainConfig c = quick_config(k.model == "linreg" ? reg : cls, dir + "/ar.model");
     c.model = k.model;
     c.lr_schedule = k.schedule;
     c.l2 = 1e-3;
@@ -217,7 +159,9 @@ TEST_CASE("co-located servers: ps-sync trains allreduce's model on all P ranks, 
     REQUIRE(on_all_ranks(relative_difference(dir + "/colo.model", dir + "/ar.model") <= 1e-6));
   }
 
-  TrainConfig c = config(cls, dir + "/sync.model");
+  // Enough rows that every rank of six still takes enough steps to learn.
+  std::string train = write_file("ps_colo_train.svm", skewed_file(600, 11, false));
+  TrainConfig c = quick_config(train, dir + "/sync.model");
   c.sgd.epochs = 6;
   c.sgd.batch = 4;
   c.l2 = 1e-4;
@@ -249,7 +193,7 @@ TEST_CASE("--servers colocated needs MPI_THREAD_MULTIPLE and says so", "[ps][err
 TEST_CASE("parameter-server flags are checked at start on every rank", "[ps][errors]") {
   std::string dir = scratch_dir();
   std::string data = write_file("ps_flags.svm", skewed_file(40, 5, false));
-  TrainConfig c = config(data, dir + "/never.model");
+  TrainConfig c = quick_config(data, dir + "/never.model");
   c.strategy = "ps-sync";
   c.ps.servers = world_size();
   REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("leaves no rank to train"));
@@ -299,7 +243,7 @@ TEST_CASE("shards are contiguous, cover [0, N) and balance the expected traffic"
 TEST_CASE("parameter servers shut down cleanly with workers of 0 and 1 rows", "[ps]") {
   if (world_size() == 1) return;
   std::string data = write_file("ps_two.svm", "+1 1:1 3:1\n-1 2:1\n");
-  TrainConfig c = config(data, scratch_dir() + "/two.model");
+  TrainConfig c = quick_config(data, scratch_dir() + "/two.model");
   c.sgd.batch = 1;
   for (bool colocated : {false, true}) {
     for (std::string strategy : {"ps-sync", "ps-async"}) {

@@ -12,6 +12,7 @@
 #include "data/load_dataset.h"
 #include "model/model_file.h"
 #include "mpi_test_util.h"
+#include "ps_test_util.h"
 #include "sgd/evaluate.h"
 #include "sgd/train_job.h"
 #include "sgd/trainer.h"
@@ -59,13 +60,6 @@ SparseVector integer_update(std::mt19937& rng, uint32_t dim, size_t nnz) {
 std::vector<double> summed(std::vector<double> v) {
   MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   return v;
-}
-
-double accuracy(const std::string& model_path, const std::string& data) {
-  LinearModel m = load_model(model_path);
-  Dataset d = load_dataset(data, MPI_COMM_WORLD, {}).data;
-  return evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v) { return m.decision(i, v); })
-      .result.metric;
 }
 
 }  // namespace
