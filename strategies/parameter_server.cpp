@@ -61,7 +61,7 @@ class ParameterServer final : public Strategy {
   ParameterServer(const StrategyContext& c, const std::string& name, ShardServer::Mode mode)
       : comm_(c.comm), mode_(mode), workers_(c.comm.size() - c.ps.server_ranks()),
         first_server_(c.ps.colocated ? 0 : workers_),
-        map_(ShardMap::balance(*c.train, c.ps.batch, c.ps.shards(c.comm.size()), c.comm.raw())),
+        map_(ShardMap::balance(*c.train, c.ps.batch, c.ps.shards(c.comm.size()), c.comm.raw())), l2_(c.ps.l2),
         batch_features_(c.dim) {
     log_start(name, c.ps);
     Channels channels{comm_.raw(), comm_.raw()};
@@ -136,8 +136,10 @@ class ParameterServer final : public Strategy {
 
   void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
     // Under --drop-rate a pull names no features: the servers send what changed most.
+    // Under --overlap it gets every change, and without L2 a value changes only when
+    // pushed, so naming the batch's features would only send some values twice.
     features_.clear();
-    if (!dropping_) batch_features(data, batch);
+    if (!dropping_ && !(overlapped_ && l2_ == 0)) batch_features(data, batch);
     if (overlapped_) {
       overlapped_->before_step(features_, w);
       return;
@@ -263,6 +265,7 @@ class ParameterServer final : public Strategy {
   std::optional<ErrorFeedback> dropping_;
   std::optional<OverlappedClient> overlapped_;
   uint64_t step_ = 0;
+  double l2_;
   IndexSet batch_features_;
   std::vector<uint32_t> features_, changed_;
   std::vector<float> values_, changed_values_, scratch_;

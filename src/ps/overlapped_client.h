@@ -11,11 +11,12 @@
 //   ps-sync   every exchange carries exactly M steps, so that all workers push the same
 //             steps and the model does not depend on timing.
 // The batch that reads a pull's values is not known when the pull leaves (it is M steps
-// on), so a pull asks for the features of the batch at hand and, as Marian's clients do,
-// for every coordinate changed since the server last answered this worker
-// (client_copies.h): the worker's whole copy of the model is then at most one exchange
-// behind the servers, up to 2M steps, not only the features it named. (L2's decay of
-// coordinates nobody pushed reaches the workers at the epoch's end, as under --drop-rate.)
+// on), so a pull asks, as Marian's clients do, for every coordinate changed since the
+// server last answered this worker (client_copies.h): the worker's whole copy of the
+// model is then at most one exchange behind the servers, up to 2M steps. With L2, whose
+// decay changes every value at every step, a pull also names the features of the batch
+// at hand (the decay of the others reaches the workers at the epoch's end, as under
+// --drop-rate).
 // A worker takes its own steps on its copy at once (add), and when values come in it
 // takes again those of its steps the servers have not yet seen (Marian's option of
 // applying the summed gradients to the swapped-in parameters): without that, the M
