@@ -76,12 +76,12 @@ class ParameterServer final : public Strategy {
                       c.ps.max_staleness, c.ps);
     // --overlap: a worker's exchange thread counts on a communicator of its own (made on
     // every rank, as making one is collective); the training thread's waits for it are
-    // timed on comm_.
+    // timed on comm_. While an exchange runs the training thread waits for it outside MPI,
+    // so with dedicated servers the exchange keeps MPI's blocking calls; only co-located
+    // channels, where two threads of a rank are in MPI at once, poll (channel_waits.h).
     if (c.ps.overlap) exchange_comm_.emplace(comm_.raw(), CountedComm::Thread::background);
     if (comm_.rank() < workers_) {
-      Channels mine = channels;
-      mine.threaded = mine.threaded || c.ps.overlap;
-      client_.emplace(exchange_comm_ ? *exchange_comm_ : comm_, mine, map_, first_server_);
+      client_.emplace(exchange_comm_ ? *exchange_comm_ : comm_, channels, map_, first_server_);
       if (c.ps.drop_rate > 0) dropping_.emplace(dropping(c.ps.drop_rate), c.dim);
       if (c.ps.overlap)
         overlapped_.emplace(*client_, comm_, c.dim, c.ps.max_overlap_steps, mode == ShardServer::Mode::sync,
