@@ -23,6 +23,9 @@
 // batches between two exchanges would all read the same values and their summed update
 // would be one step of M times the learning rate, which diverges where one step is
 // already near the largest stable rate (the default, sgd/step_defaults.h).
+// The other workers' steps still reach a batch up to 2M steps late, and delayed
+// gradients shrink the largest stable learning rate: near it, M or --lr must come down
+// (measured in docs/performance.md, parameter servers).
 // M = 0 waits for each exchange at once: the batch's values are then those of a run
 // without --overlap, and so is the model, bit for bit.
 // Cost per exchange: as one step of ShardClient carrying up to M steps' updates summed,

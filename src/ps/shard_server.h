@@ -56,11 +56,11 @@ class ShardServer {
   // worker sent in it has been received and every pull answered.
   void serve_epoch();
   // Async: an epoch is `pushes` worker steps pushed by all workers together (the steps
-  // their rows make), not a pass of each worker over its own rows, so that a slow worker does less
-  // of it and the others more instead of all waiting for it. Once they are in, every
-  // answer says so and the workers stop, each after at most two more steps (the one it had
-  // pulled for, and the one whose answer says so); until then a worker whose rows ran out
-  // goes round them again.
+  // their rows make), not a pass of each worker over its own rows, so that a slow worker
+  // does less of it and the others more instead of all waiting for it. Once they are in,
+  // every answer says so and the workers stop, each after at most two more steps (the one
+  // it had pulled for, and the one whose answer says so; under --overlap up to M more);
+  // until then a worker whose rows ran out goes round them again.
   void share_epoch(uint64_t pushes) { epoch_pushes_ = pushes; }
 
   Range shard() const { return shard_; }
