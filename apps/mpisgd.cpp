@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
                                      "batches on the values it has (needs MPI_THREAD_MULTIPLE)");
   t->add_option("--max-overlap-steps", train.ps.max_overlap_steps,
                 "--overlap: steps a worker computes while an exchange is in flight (0: none, as without --overlap)")
+      ->check(CLI::NonNegativeNumber)
       ->needs(overlap)
       ->capture_default_str();
   t->add_option("--epochs", train.sgd.epochs, "most passes over the data (fewer when training stops early)")

@@ -118,4 +118,15 @@ if "$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" --strategy ps-sync --dro
   fail "--drop-rate 1 trained"
 fi
 expect_contains "$tmp/ps_drop_bad.out" "--drop-rate is the fraction of each update left out: it must be in [0, 1)" "--drop-rate 1 is one error at start"
+expect_contains "$tmp/help.out" "--max-overlap-steps" "--overlap in train --help"
+"$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" --epochs 1 --batch 64 --lr 3 --strategy ps-sync --overlap \
+  --max-overlap-steps 2 --no-progress >"$tmp/ps_overlap.out" 2>&1 || { cat "$tmp/ps_overlap.out"; fail "training with --overlap"; }
+expect_contains "$tmp/ps_overlap.out" "--overlap: a worker computes up to 2 steps while its push and pull are in flight" "--overlap logged at start"
+for bad in "--max-overlap-steps 2" "--overlap --max-overlap-steps -1"; do
+  # shellcheck disable=SC2086  # the flags are split on purpose
+  if "$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" --strategy ps-sync $bad --no-progress >"$tmp/ps_overlap_bad.out" 2>&1; then
+    fail "$bad trained"
+  fi
+  expect_contains "$tmp/ps_overlap_bad.out" "--max-overlap-steps" "$bad is one error at start"
+done
 done_checks
