@@ -27,8 +27,9 @@
 // serves 1/P of every worker's instead of one server taking W times a worker's.
 // --overlap (Marian thesis section 3.4): a worker's pushes and pulls run on a thread of
 // their own while it computes up to M more batches on the values it has, summing their
-// updates for the next push (ps/overlapped_client.h). A step then costs the longer of its
-// compute and its share of an exchange, instead of their sum.
+// updates for the next push (ps/overlapped_client.h). Where a core is free for that
+// thread, a step then costs the longer of its compute and its share of an exchange, not
+// their sum; the pulls bring every changed coordinate, about W times a batch's features.
 #include <spdlog/spdlog.h>
 
 #include <exception>
