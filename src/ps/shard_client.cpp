@@ -65,8 +65,9 @@ void ShardClient::pull_changes(uint64_t step, std::span<const uint32_t> features
   post_all(kTagPull);
   // An answer's size is known only once it is in, so no receive can be posted ahead: each
   // is probed for, from whichever server answers first, while the requests are still
-  // going out. Taking them in a fixed order could deadlock: a server blocked sending a
-  // large answer that its worker does not yet take receives nobody else's requests.
+  // going out. A worker that first waited for its (large, named) requests to go out
+  // received no answers meanwhile, and a server blocked sending it one received nobody's
+  // requests: three co-located ranks deadlocked in a cycle of such waits.
   for (size_t got = 0; got < in_.size(); ++got) {
     MPI_Status status;
     probe(channels_, MPI_ANY_SOURCE, kTagValues, channels_.replies, status);
