@@ -108,11 +108,7 @@ TEST_CASE("ps-async with --max-staleness 0 is ps-sync; bounded and unbounded one
   std::string dir = scratch_dir();
   std::string train = write_file("ps_async_train.svm", skewed_file(600, 3, false));
   std::string test = write_file("ps_async_test.svm", skewed_file(300, 4, false));
-  TrainConfig c = quick_config(train, dir + "/sync.model");
-  c.sgd.epochs = 6;
-  c.sgd.batch = 4;
-  c.l2 = 1e-4;
-  c.strategy = "ps-sync";
+  TrainConfig c = learning_config(train, dir + "/sync.model");
   run_train(c, MPI_COMM_WORLD);
   const double sync_accuracy = accuracy(dir + "/sync.model", test);
   REQUIRE(on_all_ranks(sync_accuracy > 0.85));
@@ -161,11 +157,7 @@ TEST_CASE("co-located servers: ps-sync trains allreduce's model on all P ranks, 
 
   // Enough rows that every rank of six still takes enough steps to learn.
   std::string train = write_file("ps_colo_train.svm", skewed_file(600, 11, false));
-  TrainConfig c = quick_config(train, dir + "/sync.model");
-  c.sgd.epochs = 6;
-  c.sgd.batch = 4;
-  c.l2 = 1e-4;
-  c.strategy = "ps-sync";
+  TrainConfig c = learning_config(train, dir + "/sync.model");
   c.ps.colocated = true;
   run_train(c, MPI_COMM_WORLD);
   const double sync_accuracy = accuracy(dir + "/sync.model", test);

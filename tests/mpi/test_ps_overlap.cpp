@@ -63,11 +63,7 @@ TEST_CASE("--overlap with M > 0: ps-sync does not depend on timing, and every va
   const std::string dir = scratch_dir();
   const std::string train = write_file("ps_overlap_train.svm", skewed_file(600, 12, false));
   const std::string test = write_file("ps_overlap_test.svm", skewed_file(300, 13, false));
-  TrainConfig c = quick_config(train, dir + "/plain.model");
-  c.sgd.epochs = 6;
-  c.sgd.batch = 4;
-  c.l2 = 1e-4;
-  c.strategy = "ps-sync";
+  TrainConfig c = learning_config(train, dir + "/plain.model");
   run_train(c, MPI_COMM_WORLD);
   const double plain = accuracy(dir + "/plain.model", test);
   REQUIRE(on_all_ranks(plain > 0.85));
