@@ -47,9 +47,11 @@ class ErrorFeedback {
   // Merges `local` into the residual and splits the sum: returns the pairs to send (about
   // k, indices ascending); the others stay in the residual. Counts a step.
   const SparseVector& select(const SparseVector& local);
-  // Adds what a collective handed back (a stream over [0, N)) to the residual.
+  // Adds what a collective handed back (a stream over [0, N)) to the residual. The sum is
+  // formed by the next select(), in the same pass as the merge with the local update: a
+  // separate pass over the residual cost as much as that merge.
   void take_back(const Stream<float>& dropped);
-  const SparseVector& residual() const { return residual_; }
+  const SparseVector& residual() const;
   // The residual, the step count and the selector's state, for checkpoints.
   void save_state(StateWriter& out) const;
   void load_state(StateReader& in);
@@ -58,12 +60,22 @@ class ErrorFeedback {
   uint64_t k_, warmup_steps_, step_ = 0;
   double keep_;
   std::unique_ptr<TopkSelector> selector_;
-  SparseVector merged_, sent_, residual_, back_;
+  SparseVector merged_, sent_;
+  // The residual is residual_ + back_ (what take_back was handed since the last select);
+  // residual() adds them when asked, forming the same sums select() would.
+  mutable SparseVector residual_, back_, sum_;
   std::vector<uint32_t> kept_;
 };
 
 // out = a + b over ascending indices; exact zeros are dropped.
 void add_sparse(const SparseVector& a, const SparseVector& b, SparseVector& out);
+
+// out = local + (residual + back) index by index, the order in which error feedback adds
+// them, with exact zeros dropped (a zero residual + back leaves local alone). One pass over
+// `residual`, copying its runs between the indices of `local` and `back`, which are
+// usually far fewer.
+void add_to_residual(const SparseVector& local, const SparseVector& residual, const SparseVector& back,
+                     SparseVector& out);
 
 // Writes `v` into `out` as pairs over [0, N), however many there are (reserving room for
 // up to N pairs, more than the dense form's bytes: a top-k collective takes pairs).

@@ -3,7 +3,10 @@
 // hands back, sparse or dense, joins the residual; k follows --density and --k.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <bit>
 #include <map>
+#include <numeric>
 #include <random>
 #include <string>
 
@@ -129,4 +132,37 @@ TEST_CASE("error feedback: a keep fraction sends a share of each update's size",
   REQUIRE(b.index == std::vector<uint32_t>{8});
   REQUIRE(b.value == std::vector<float>{6});
   REQUIRE(f.residual().nnz() == 9);
+}
+
+TEST_CASE("add_to_residual forms local + (residual + back) with the bits of two merges", "[feedback]") {
+  std::mt19937 rng(11);
+  // Values with fractions, so that the order of the additions shows in the bits; some pairs
+  // cancel exactly, and every index from the first to the last can occur.
+  auto make = [&rng](double density, std::uniform_int_distribution<int>& pick) {
+    SparseVector v;
+    std::bernoulli_distribution take(density);
+    std::uniform_real_distribution<float> value(-1, 1);
+    for (uint32_t i = 0; i < 300; ++i)
+      if (take(rng)) {
+        v.index.push_back(i);
+        const int kind = pick(rng);
+        v.value.push_back(kind == 0 ? 0.5f : kind == 1 ? -0.5f : kind == 2 ? 0.0f : value(rng) * 1e-3f);
+      }
+    return v;
+  };
+  std::uniform_int_distribution<int> pick(0, 9);
+  for (int trial = 0; trial < 200; ++trial) {
+    const double dl = trial % 4 * 0.1, dr = (trial / 4 % 5) * 0.25, db = trial % 3 * 0.05;
+    SparseVector local = make(dl, pick), residual = make(dr, pick), back = make(db, pick);
+    std::erase(residual.value, 0.0f);  // a residual holds no zeros
+    residual.index.resize(residual.value.size());
+    std::iota(residual.index.begin(), residual.index.end(), trial % 7);
+    SparseVector folded, want, got{std::vector<uint32_t>(trial % 5 * 50, 3), std::vector<float>(trial % 5 * 50, 3)};
+    add_sparse(residual, back, folded);
+    add_sparse(local, folded, want);
+    add_to_residual(local, residual, back, got);
+    REQUIRE(got.index == want.index);
+    REQUIRE(std::equal(got.value.begin(), got.value.end(), want.value.begin(), want.value.end(),
+                       [](float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); }));
+  }
 }

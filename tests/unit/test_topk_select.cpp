@@ -366,3 +366,34 @@ TEST_CASE("split_selected sends the kept pairs and keeps the rest, both in index
   REQUIRE(sent.nnz() == 0);
   REQUIRE(residual.index == in.index);
 }
+
+TEST_CASE("split_selected copies the runs between kept pairs, wherever they lie", "[topk]") {
+  std::mt19937 rng(5);
+  const size_t n = GENERATE(1, 2, 97, 1000);
+  SparseVector in;
+  for (size_t j = 0; j < n; ++j) {
+    in.index.push_back(static_cast<uint32_t>(3 * j + 1));
+    in.value.push_back(static_cast<float>(j) - 40.5f);
+  }
+  // Run lengths of 0 (consecutive kept positions) up to n, the first and last positions
+  // included; the outputs start larger and smaller than they end.
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<uint32_t> kept;
+    const double p = std::uniform_real_distribution<double>(0, 1)(rng);
+    for (uint32_t j = 0; j < n; ++j)
+      if (std::bernoulli_distribution(p)(rng)) kept.push_back(j);
+    SparseVector sent{std::vector<uint32_t>(trial % 3 * n, 7), std::vector<float>(trial % 3 * n, 7)};
+    SparseVector residual = sent;
+    split_selected(in, kept, sent, residual);
+    SparseVector want_sent, want_residual;
+    for (uint32_t j = 0, q = 0; j < n; ++j) {
+      SparseVector& to = q < kept.size() && kept[q] == j ? (++q, want_sent) : want_residual;
+      to.index.push_back(in.index[j]);
+      to.value.push_back(in.value[j]);
+    }
+    REQUIRE(sent.index == want_sent.index);
+    REQUIRE(sent.value == want_sent.value);
+    REQUIRE(residual.index == want_residual.index);
+    REQUIRE(residual.value == want_residual.value);
+  }
+}
