@@ -154,8 +154,8 @@ int main(int argc, char** argv) {
       ->default_str("auto");
   t->add_option_function<std::string>(
        "--lr", [&train](const std::string& v) { train.sgd.lr = auto_or<double>("--lr", v); },
-       "learning rate eta; auto: global batch / mean ||x||^2 of the training rows (x 0.25 for linreg; 0.5 for "
-       "adagrad), logged at start")
+       "learning rate eta; auto: global batch / mean ||x||^2 of the training rows (x 0.25 for linreg), at most "
+       "20 / the largest curvature of a batch (1 / it for linreg); 0.5 for adagrad; logged at start")
       ->default_str("auto");
   t->add_option("--tol", train.stop.tol,
                 "stop early once the training loss has not improved by TOL for --n-iter-no-change epochs")

@@ -31,8 +31,8 @@ struct StepRequest {
 struct DataScale {
   uint64_t rows = 0;         // training rows over all ranks
   double mean_sq_norm = 0;   // mean over those rows of ||x||^2
-  // The squared loss's largest curvature over a global batch (sgd/batch_curvature.h);
-  // 0 when not measured.
+  // The largest curvature of the squared loss over a global batch
+  // (sgd/batch_curvature.h); 0 when not measured.
   double batch_curvature = 0;
 };
 
@@ -49,9 +49,13 @@ inline constexpr uint64_t kLeastStepsPerEpoch = 200;
 // eta x mean||x||^2 / G for each loss, measured (docs/design.md, "Default step").
 double step_constant(LossKind loss);
 
-// Whether resolve_step would use DataScale::batch_curvature: an auto lr for the squared
-// loss under a schedule that does not scale each coordinate itself.
-bool needs_curvature(const StepRequest& request, LossKind loss, Schedule schedule);
+// eta x lambda_max at most, for each loss: the cap on an auto lr once a global batch's rows
+// share a direction (DataScale::batch_curvature), measured (docs/design.md, "Default step").
+double curvature_limit(LossKind loss);
+
+// Whether resolve_step would use DataScale::batch_curvature: an auto lr under a schedule
+// that does not scale each coordinate itself.
+bool needs_curvature(const StepRequest& request, Schedule schedule);
 
 // Deterministic: the same request, scale and W give the same step on every rank.
 ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, int workers, LossKind loss,

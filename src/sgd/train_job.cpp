@@ -62,7 +62,7 @@ void settle_step(const TrainConfig& c, const Dataset& train, int workers, Resolv
   if (c.sgd.lr > 0) request.lr = c.sgd.lr;
   DataScale scale = measure_scale(train, world);
   ResolvedStep step = resolve_step(request, scale, workers, r.loss.kind, r.sgd.schedule);
-  if (needs_curvature(request, r.loss.kind, r.sgd.schedule)) {
+  if (needs_curvature(request, r.sgd.schedule)) {
     scale.batch_curvature = batch_curvature(train, step.batch * static_cast<uint64_t>(workers), world);
     step = resolve_step(request, scale, workers, r.loss.kind, r.sgd.schedule);
   }

@@ -41,13 +41,27 @@ TEST_CASE("the squared loss's auto lr stays below the batch's curvature limit", 
   // Below the cap the linear scaling rule stands.
   DataScale apart{200000, 100.0, 0.01};
   CHECK(resolve_step({}, apart, 4, LossKind::squared, Schedule::invscaling).lr == Approx(0.25));
-  // Bounded gradients (logistic, hinge), AdaGrad and an explicit lr take no cap.
-  CHECK(resolve_step({}, shared, 4, LossKind::logistic, Schedule::invscaling).lr == Approx(100.0));
+  // AdaGrad and an explicit lr take no cap.
   CHECK(resolve_step({}, shared, 4, LossKind::squared, Schedule::adagrad).lr == 0.5);
   CHECK(resolve_step({std::nullopt, 7.0}, shared, 4, LossKind::squared, Schedule::constant).lr == 7.0);
-  CHECK(needs_curvature({}, LossKind::squared, Schedule::constant));
-  CHECK_FALSE(needs_curvature({}, LossKind::hinge, Schedule::constant));
-  CHECK_FALSE(needs_curvature({std::nullopt, 1.0}, LossKind::squared, Schedule::constant));
+  CHECK(needs_curvature({}, Schedule::constant));
+  CHECK_FALSE(needs_curvature({}, Schedule::adagrad));
+  CHECK_FALSE(needs_curvature({std::nullopt, 1.0}, Schedule::constant));
+}
+
+TEST_CASE("the logistic and hinge losses' auto lr stops growing with the batch at 20 / curvature", "[step]") {
+  // Webspam-like rows at a global batch of 1000: the linear rule's eta 1000 swings.
+  const DataScale webspam{16000, 1.0, 0.5};
+  const ResolvedStep big = resolve_step({250, std::nullopt}, webspam, 4, LossKind::logistic, Schedule::invscaling);
+  CHECK(big.lr == Approx(40.0));
+  CHECK_THAT(big.why, Catch::Contains("20 / largest curvature of a global batch 0.5"));
+  CHECK(resolve_step({250, std::nullopt}, webspam, 4, LossKind::hinge, Schedule::constant).lr == Approx(40.0));
+  // URL-like rows at the default batch stay on the linear rule (cap 20 / 9 > 1).
+  const ResolvedStep url = resolve_step({}, {200000, 100.0, 9.0}, 4, LossKind::logistic, Schedule::invscaling);
+  CHECK(url.lr == Approx(1.0));
+  CHECK_THAT(url.why, !Catch::Contains("curvature"));
+  // ... and a batch of 4000 rows is capped.
+  CHECK(resolve_step({4000, std::nullopt}, {200000, 100.0, 8.0}, 1, LossKind::logistic, Schedule::invscaling).lr == Approx(2.5));
 }
 
 TEST_CASE("small sets shrink the batch to keep 200 steps an epoch, and say so", "[step]") {
