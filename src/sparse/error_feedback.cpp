@@ -61,13 +61,8 @@ const SparseVector& ErrorFeedback::residual() const {
 
 void add_sparse(const SparseVector& a, const SparseVector& b, SparseVector& out) {
   out.clear();
-  // Grown geometrically: a residual that grows by a little every step made an exact reserve
-  // reallocate every step, and the fresh pages' first writes cost 6% of a top-k epoch.
-  const size_t most = a.nnz() + b.nnz();
-  if (out.index.capacity() < most) {
-    out.index.reserve(std::max(most, 2 * out.index.capacity()));
-    out.value.reserve(std::max(most, 2 * out.value.capacity()));
-  }
+  out.index.reserve(a.nnz() + b.nnz());
+  out.value.reserve(a.nnz() + b.nnz());
   size_t i = 0, j = 0;
   auto push = [&](uint32_t index, float value) {
     if (value == 0.0f) return;

@@ -61,7 +61,8 @@ TEST_CASE("the logistic and hinge losses' auto lr stops growing with the batch a
   CHECK(url.lr == Approx(1.0));
   CHECK_THAT(url.why, !Catch::Contains("curvature"));
   // ... and a batch of 4000 rows is capped.
-  CHECK(resolve_step({4000, std::nullopt}, {200000, 100.0, 8.0}, 1, LossKind::logistic, Schedule::invscaling).lr == Approx(2.5));
+  const DataScale url_4000{200000, 100.0, 8.0};
+  CHECK(resolve_step({4000, std::nullopt}, url_4000, 1, LossKind::logistic, Schedule::invscaling).lr == Approx(2.5));
 }
 
 TEST_CASE("small sets shrink the batch to keep 200 steps an epoch, and say so", "[step]") {
