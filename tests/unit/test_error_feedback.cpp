@@ -104,6 +104,26 @@ TEST_CASE("error feedback: what a collective drops joins the residual", "[topk][
   REQUIRE(feedback.residual().value == std::vector<float>{3, 1});
 }
 
+TEST_CASE("error feedback: dropped pairs wait for the next select, which sums them in", "[topk][feedback]") {
+  SparsifyOptions o;
+  o.k = 1;
+  o.select = "exact";
+  ErrorFeedback feedback(o, 8);
+  feedback.select(SparseVector{{2, 6}, {4, 1}});  // sends 2, keeps 6
+  Stream<float> dropped(8);
+  dropped.set_sparse(1);
+  dropped.pairs()[0] = {6, 1};
+  feedback.take_back(dropped);
+  dropped.pairs()[0] = {3, 5};  // a second hand-back, below the first, before any select
+  feedback.take_back(dropped);
+  // 0: 9 and 6: 2 from the update; 6 then holds 1 kept + 1 dropped + 2, and 3 holds 5.
+  const SparseVector& sent = feedback.select(SparseVector{{0, 6}, {9, 2}});
+  REQUIRE(sent.index == std::vector<uint32_t>{0});
+  REQUIRE(sent.value == std::vector<float>{9});
+  REQUIRE(feedback.residual().index == std::vector<uint32_t>{3, 6});
+  REQUIRE(feedback.residual().value == std::vector<float>{5, 4});
+}
+
 TEST_CASE("error feedback: k from --density and --k", "[topk][feedback]") {
   SparsifyOptions o;
   REQUIRE(o.k_for(1000) == 10);  // the default density 0.01
