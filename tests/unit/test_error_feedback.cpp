@@ -37,6 +37,16 @@ void add_into(std::map<uint32_t, float>& m, const SparseVector& v) {
 
 void drop_zeros(std::map<uint32_t, float>& m) { std::erase_if(m, [](const auto& e) { return e.second == 0.0f; }); }
 
+// k = 1, exact selection over N = 8, one step taken: 2 (value 4) went out, 6 (1) stayed.
+ErrorFeedback after_one_step() {
+  SparsifyOptions o;
+  o.k = 1;
+  o.select = "exact";
+  ErrorFeedback feedback(o, 8);
+  feedback.select(SparseVector{{2, 6}, {4, 1}});
+  return feedback;
+}
+
 }  // namespace
 
 TEST_CASE("error feedback: sent plus residual is the sum of all updates", "[topk][feedback]") {
@@ -83,11 +93,7 @@ TEST_CASE("error feedback: warm-up sends everything, then k", "[topk][feedback]"
 }
 
 TEST_CASE("error feedback: what a collective drops joins the residual", "[topk][feedback]") {
-  SparsifyOptions o;
-  o.k = 1;
-  o.select = "exact";
-  ErrorFeedback feedback(o, 8);
-  feedback.select(SparseVector{{2, 6}, {4, 1}});  // sends 2, keeps 6
+  ErrorFeedback feedback = after_one_step();
   Stream<float> dropped(8);
   dropped.set_sparse(2);
   dropped.pairs()[0] = {2, 4};
@@ -105,11 +111,7 @@ TEST_CASE("error feedback: what a collective drops joins the residual", "[topk][
 }
 
 TEST_CASE("error feedback: dropped pairs wait for the next select, which sums them in", "[topk][feedback]") {
-  SparsifyOptions o;
-  o.k = 1;
-  o.select = "exact";
-  ErrorFeedback feedback(o, 8);
-  feedback.select(SparseVector{{2, 6}, {4, 1}});  // sends 2, keeps 6
+  ErrorFeedback feedback = after_one_step();
   Stream<float> dropped(8);
   dropped.set_sparse(1);
   dropped.pairs()[0] = {6, 1};
