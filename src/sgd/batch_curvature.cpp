@@ -23,17 +23,16 @@ double block_curvature(const Dataset& d, uint64_t first, uint64_t n) {
   // Each entry's column in the block's compact feature numbering (features ascending), from
   // one sort of (feature, entry) keys: a binary search per entry instead took most of the
   // start-up on Webspam-like blocks of 1000 rows (3.7M entries).
+  if (begin == end) return 0;
   std::vector<uint64_t> key(end - begin);
   for (uint64_t e = begin; e < end; ++e) key[e - begin] = uint64_t{d.index[e]} << 32 | (e - begin);
   std::sort(key.begin(), key.end());
   std::vector<uint32_t> column(end - begin);
-  size_t features = 0;
+  size_t features = 0;  // distinct features seen so far
   for (size_t j = 0; j < key.size(); ++j) {
-    if (j > 0 && (key[j] >> 32) != (key[j - 1] >> 32)) ++features;
-    column[static_cast<uint32_t>(key[j])] = static_cast<uint32_t>(features);
+    if (j == 0 || (key[j] >> 32) != (key[j - 1] >> 32)) ++features;
+    column[static_cast<uint32_t>(key[j])] = static_cast<uint32_t>(features - 1);
   }
-  if (key.empty()) return 0;
-  ++features;
 
   std::vector<double> v(features, 1.0 / std::sqrt(static_cast<double>(features)));
   std::vector<double> next(features);
