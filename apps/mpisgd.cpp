@@ -175,6 +175,11 @@ int main(int argc, char** argv) {
   t->add_option("--save-model", train.save_model, "write the model in LIBLINEAR's format");
   t->add_option("--dim", train.dim, "number of features (default: the largest index)");
   t->add_flag("--zero-based", train.zero_based, "the files use 0-based indices");
+  t->add_option("--feature-order", train.feature_order,
+                "popularity (the model keeps frequent features together in memory; the model file "
+                "keeps the file's numbering) or file (the file's numbering)")
+      ->check(CLI::IsMember({"popularity", "file"}))
+      ->capture_default_str();
   t->add_option("--max-memory", train.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
   t->add_flag("!--no-progress", train.sgd.progress, "no running progress line on the terminal");
   const CLI::Validator positive(

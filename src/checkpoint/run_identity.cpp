@@ -34,6 +34,7 @@ std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
   add("seed", c.sgd.seed);
   add("features", dim);
   add("zero-based", c.zero_based);
+  add("feature-order", c.feature_order);
   add("group-size", c.collective.group_size);
   add("dense-switch", c.collective.tune_dense_switch ? std::string("tuned")
                                                      : fmt::format("{}", c.collective.dense_switch.density));

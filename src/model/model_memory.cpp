@@ -11,7 +11,7 @@
 
 namespace mpisgd {
 
-uint64_t model_bytes(uint64_t dim, bool adagrad) { return dim * (8 + (adagrad ? 4 : 0) + 4); }
+uint64_t model_bytes(uint64_t dim, bool adagrad) { return dim * (8 + (adagrad ? 4 : 0) + 4 + 4); }
 
 namespace {
 

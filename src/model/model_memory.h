@@ -11,8 +11,9 @@
 namespace mpisgd {
 
 // Per rank, at least: the weight slot (8 B: the weight and the gradient scratch lane,
-// model/weights.h), AdaGrad's accumulator (4 B) and one dense update vector of floats
-// (4 B), which every strategy holds once an update goes dense.
+// model/weights.h), AdaGrad's accumulator (4 B), one dense update vector of floats
+// (4 B), which every strategy holds once an update goes dense, and the feature order's
+// map (4 B, data/feature_order.h).
 uint64_t model_bytes(uint64_t dim, bool adagrad);
 
 // The bytes this process may still allocate: the node's MemAvailable, or less where its

@@ -15,6 +15,7 @@
 #include "comm/wait_board.h"
 #include "data/labels.h"
 #include "data/csr_memory.h"
+#include "data/feature_order.h"
 #include "data/load_dataset.h"
 #include "model/model_file.h"
 #include "model/model_memory.h"
@@ -87,6 +88,25 @@ void log_partition(const Dataset& d, const CountedComm& comm) {
                hi[0]);
 }
 
+// Renumbering copies rows mapped from a binary cache into memory of their own. A cache
+// larger than that trains from its mapping, in the file's order: slower epochs rather
+// than the OOM killer. Every rank renumbers or none, as their indices must agree.
+bool renumbering_fits(const Dataset& train, const std::optional<Dataset>& test, MPI_Comm world) {
+  auto copied = [](const Dataset& d) { return d.index.mapped() ? d.nnz() * (sizeof(uint32_t) + sizeof(float)) : 0; };
+  const uint64_t need = copied(train) + (test ? copied(*test) : 0);
+  const uint64_t available = available_memory();
+  const auto ranks = static_cast<uint64_t>(ranks_on_node(world));
+  const bool fits = need == 0 || available == 0 || need * ranks <= available;
+  const bool all = min_over_ranks(world, fits ? 1 : 0) == 1;
+  if (!all && !fits)
+    spdlog::warn("features kept in the file's order: renumbering them by popularity would copy {:.1f} GiB of rows "
+                 "mapped from the binary cache on each of this node's {} rank{}, more than its {:.1f} GiB available; "
+                 "epochs take longer (docs/design.md#feature-order)",
+                 static_cast<double>(need) / (1 << 30), ranks, ranks == 1 ? "" : "s",
+                 static_cast<double>(available) / (1 << 30));
+  return all;
+}
+
 }  // namespace
 
 void run_train(const TrainConfig& c, MPI_Comm world) {
@@ -130,10 +150,18 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   spdlog::info("loaded in {:.3f} s", MPI_Wtime() - load_start);
   log_partition(train.data, comm);
   if (test) log_partition(*test, comm);
-  settle_step(c, train.data, workers, r, world);
-
   const bool adagrad = r.sgd.schedule == Schedule::adagrad;
   check_model_memory(world, train.data.dim, adagrad, train.dim_origin);
+  std::optional<FeatureOrder> order;
+  if (c.feature_order == "popularity" && renumbering_fits(train.data, test, world)) {
+    const double start = MPI_Wtime();
+    order = FeatureOrder::by_popularity(train.data, world);
+    order->apply(train.data, r.sgd.threads);
+    if (test) order->apply(*test, r.sgd.threads);
+    spdlog::info("features renumbered by popularity in {:.3f} s", MPI_Wtime() - start);
+  }
+  settle_step(c, train.data, workers, r, world);
+
   // Under a parameter server the servers keep the L2 scale and AdaGrad's sums; a rank's
   // weights only hold the values it was sent (ps/model_copy.h).
   const bool served = is_parameter_server(c.strategy);
@@ -203,7 +231,8 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
 
   if (!c.save_model.empty())
     run_on_root(world, 0, [&] {
-      save_model(c.save_model, LinearModel{r.loss.classification(), r.loss.kind, labels, -1, w.values()});
+      std::vector<double> values = order ? order->to_file_order(w.values()) : w.values();
+      save_model(c.save_model, LinearModel{r.loss.classification(), r.loss.kind, labels, -1, std::move(values)});
       spdlog::info("model written to {}", c.save_model);
     });
   if (!c.profile.empty()) run_on_root(world, 0, [&] {

@@ -25,6 +25,7 @@ struct TrainConfig {
   std::string profile, save_model;
   bool zero_based = false;
   uint64_t dim = 0;
+  std::string feature_order = "popularity";  // --feature-order: popularity | file (data/feature_order.h)
   std::string max_memory = "auto";  // --max-memory, data/csr_memory.h
   std::string checkpoint, resume;  // --checkpoint DIR, --resume DIR (checkpoint/)
   int checkpoint_every = 0;        // 0: not given

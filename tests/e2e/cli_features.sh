@@ -56,6 +56,30 @@ done
 cmp -s "$tmp/train.svm.model" "$tmp/train.bin.model" || fail "text and binary cache trained different models"
 pass
 
+# The model keeps popular features together (the default), yet writes its file in the
+# data's numbering: the same model as in the file's order, to rounding, at P = 1 and 3.
+for np in 1 3; do
+  for order in popularity file; do
+    "$RUN" -np $np "$MPISGD" train --data "$tmp/train.svm" --epochs 2 --batch 64 --lr 3 --feature-order $order \
+      --save-model "$tmp/$order.model" --no-progress >"$tmp/$order.out" 2>&1 ||
+      { cat "$tmp/$order.out"; fail "training with --feature-order $order"; }
+  done
+  expect_contains "$tmp/popularity.out" "features renumbered by popularity" "the renumbering is logged"
+  ! grep -q "renumbered" "$tmp/file.out" || fail "--feature-order file renumbered"
+  /usr/bin/python3 - "$tmp/popularity.model" "$tmp/file.model" <<'PY' || fail "P = $np: --feature-order changed the model"
+import sys
+def weights(path):
+    lines = open(path).read().split("\n")
+    return [float(l.split()[0]) for l in lines[lines.index("w") + 1:] if l.strip()]
+a, b = weights(sys.argv[1]), weights(sys.argv[2])
+assert len(a) == len(b) == 5000, (len(a), len(b))
+scale = max(abs(x) for x in b)
+worst = max(abs(x - y) for x, y in zip(a, b))
+assert scale > 0.1 and worst <= 1e-4 * scale, (scale, worst)
+PY
+  pass
+done
+
 # Predictions: one line per row, in file order whatever the number of ranks.
 "$RUN" -np 1 "$MPISGD" predict --model "$tmp/a.model" --data "$tmp/test.svm" --out "$tmp/p1.txt" >/dev/null 2>&1
 "$RUN" -np 4 "$MPISGD" predict --model "$tmp/a.model" --data "$tmp/test.svm" --out "$tmp/p4.txt" >/dev/null 2>&1
