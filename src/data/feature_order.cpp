@@ -25,23 +25,29 @@ void radix_pass(const std::vector<uint32_t>& from, std::vector<uint32_t>& to, in
 // A row's entries as (index << 32 | value bits); indices are distinct within a row.
 uint64_t entry(uint32_t index, float value) { return uint64_t{index} << 32 | std::bit_cast<uint32_t>(value); }
 
-// Sorts a row's entries by index: an LSD radix sort of the low `bytes` index bytes,
-// 8 bits a pass, in and out of `spare`. A Webspam-like row (3,700 entries) sorted this
-// way in a third of std::sort's time; short rows are left to std::sort.
-void sort_row(std::vector<uint64_t>& row, std::vector<uint64_t>& spare, int bytes) {
-  if (row.size() < 256) {
-    std::sort(row.begin(), row.end());
-    return;
-  }
+// Sorts a row's entries by index; `high` has every bit that is set in some index. An LSD
+// radix sort on the top 8 (rows of 16 entries or more) or 16 (from 256 entries) of those
+// bits leaves each entry among the few of its bucket, and an insertion sort finishes with
+// few moves. Renumbering URL-like rows (~115 entries) took 0.19 s instead of 0.59 s with
+// std::sort; Webspam-like rows (~3,700) 0.47 s instead of 0.61 s with three 8-bit passes.
+void sort_row(std::vector<uint64_t>& row, std::vector<uint64_t>& spare, uint32_t high) {
+  const int bits = std::bit_width(high);
+  const int digits = row.size() < 16 ? 0 : row.size() < 256 ? 1 : 2;
   spare.resize(row.size());
-  for (int byte = 0; byte < bytes; ++byte) {
-    const int shift = 32 + 8 * byte;
+  for (int d = digits; d >= 1; --d) {
+    const int shift = 32 + std::max(0, bits - 8 * d);
     uint32_t start[256] = {};
     for (uint64_t e : row) ++start[(e >> shift) & 0xFF];
     uint32_t sum = 0;
     for (uint32_t& s : start) sum += std::exchange(s, sum);
     for (uint64_t e : row) spare[start[(e >> shift) & 0xFF]++] = e;
     row.swap(spare);
+  }
+  for (size_t j = 1; j < row.size(); ++j) {
+    const uint64_t e = row[j];
+    size_t k = j;
+    for (; k > 0 && row[k - 1] > e; --k) row[k] = row[k - 1];
+    row[k] = e;
   }
 }
 
@@ -117,21 +123,26 @@ void FeatureOrder::apply(Dataset& d, int threads) const {
   uint32_t* out_index = copy ? index.owned().data() : d.index.owned().data();
   float* out_value = copy ? value.owned().data() : d.value.owned().data();
   const auto rows = static_cast<int64_t>(d.rows());
+  const uint32_t* in_index = d.index.data();
+  const float* in_value = d.value.data();
+  const uint32_t* map = internal_.data();
+  const uint32_t n = dim();
 #pragma omp parallel num_threads(std::max(1, threads))
   {
     std::vector<uint64_t> row, spare;
 #pragma omp for schedule(dynamic, 256)
     for (int64_t r = 0; r < rows; ++r) {
       const uint64_t b = d.row_ptr[static_cast<size_t>(r)], e = d.row_ptr[static_cast<size_t>(r) + 1];
-      row.clear();
-      uint32_t high = 0;  // every bit set in some index: the bytes the sort must pass over
+      row.resize(e - b);
+      uint32_t high = 0;  // every bit set in some index, for sort_row
       for (uint64_t k = b; k < e; ++k) {
-        if (k + kAhead < e && d.index[k + kAhead] < dim()) __builtin_prefetch(&internal_[d.index[k + kAhead]]);
-        const uint32_t i = d.index[k] < dim() ? internal_[d.index[k]] : d.index[k];
+        // The next rows' entries are fetched too: a URL-like row is shorter than kAhead.
+        if (k + kAhead < nnz && in_index[k + kAhead] < n) __builtin_prefetch(map + in_index[k + kAhead]);
+        const uint32_t i = in_index[k] < n ? map[in_index[k]] : in_index[k];
         high |= i;
-        row.push_back(entry(i, d.value[k]));
+        row[k - b] = entry(i, in_value[k]);
       }
-      sort_row(row, spare, (std::bit_width(high) + 7) / 8);
+      sort_row(row, spare, high);
       for (size_t j = 0; j < row.size(); ++j) {
         out_index[b + j] = static_cast<uint32_t>(row[j] >> 32);
         out_value[b + j] = std::bit_cast<float>(static_cast<uint32_t>(row[j]));
