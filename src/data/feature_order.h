@@ -7,9 +7,9 @@
 // of the weight slots. An SGD epoch is then one cache miss per non-zero wherever the
 // model outgrows the cache (Webspam: 133 MB of slots). Renumbered so that the most
 // frequent features come first, the lines of the head are full of head features, the
-// part of the model a batch keeps hitting is 8x denser, and a T = 1 epoch took
-// 0.43 s instead of 0.91 s on Webspam-like rows and 0.17 s instead of 0.27 s on URL-like
-// ones (docs/performance.md).
+// part of the model a batch keeps hitting is up to 8x denser, and a T = 1 epoch took
+// 0.43-0.47 s instead of 0.90-0.93 s on Webspam-like rows and 0.20-0.22 s instead of
+// 0.29 s on URL-like ones (docs/performance.md).
 //
 // Index ranges must stay evenly loaded, though: split allreduces and parameter-server
 // shards give each rank a contiguous range. So popularity ranks are dealt round-robin
