@@ -122,9 +122,15 @@ TEST_CASE("feature order: renumbered rows hold the same pairs, sorted, past-N in
   // Rows long enough for the radix sort (>= 256 entries) and short ones; test rows may
   // name features beyond N, up to the top of the index range.
   Dataset d = random_rows(rng, dim, 60, 600, 40);
+  // A long row, dense over a stretch, ending past N at the top of the index range.
+  for (uint32_t i = 1000; i < 1400; ++i) {
+    d.index.owned().push_back(i);
+    d.value.owned().push_back(0.5f * static_cast<float>(i));
+  }
   d.index.owned().push_back(UINT32_MAX);
   d.value.owned().push_back(2.5f);
-  d.row_ptr.back() = d.index.size();
+  d.row_ptr.push_back(d.index.size());
+  d.label.push_back(1.0f);
   const auto before = pairs_of(d);
   std::vector<uint32_t> counts(dim, 0);
   for (uint32_t i : d.index)
