@@ -2,6 +2,7 @@
 // holds them (a parameter server's rank holds none), the same on every rank.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
