@@ -183,9 +183,11 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   }
   Trainer trainer(train.data, r.loss, w, *strategy, comm, r.sgd);
   spdlog::info("{} steps per epoch", trainer.steps_per_epoch());
-  // Checkpoints record the step this run resolved, so a resume refuses another one.
+  // Checkpoints record the step this run resolved, and the feature order it used (a cache
+  // too large to copy keeps the file's), so a resume refuses another one.
   TrainConfig settled = c;
   settled.sgd = r.sgd;
+  settled.feature_order = order ? "popularity" : "file";
   RunCheckpoints checkpoints(settled, world, train.data);
   EarlyStop stopper(c.stop);
   const int done = checkpoints.resume(w, *strategy, trainer, stopper);

@@ -67,6 +67,9 @@ expect_contains "$tmp/np.out" "ranks: checkpoint has 3, this run 2" "another P r
 timeout 60 "$RUN" -np 3 "$MPISGD" train --data "$tmp/other.svm" "${flags[@]}" --epochs $EPOCHS --resume "$tmp/ck" \
   >"$tmp/data.out" 2>&1 && fail "resumed with other data"
 expect_contains "$tmp/data.out" "data: checkpoint's rows have identity" "other data refused"
+# The model is checkpointed in the run's feature order: another order is another run.
+train 3 "$tmp/order.out" --epochs $EPOCHS --resume "$tmp/ck" --feature-order file && fail "resumed in another feature order"
+expect_contains "$tmp/order.out" "feature-order: checkpoint has popularity, this run file" "another feature order refused"
 
 # The top-k strategies and ps-sync: a run stopped after 2 epochs and resumed to 4 ends
 # with the 4-epoch run's bits. Ok-Topk's periods do not divide the 100 steps of an epoch, so its
