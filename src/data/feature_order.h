@@ -22,7 +22,7 @@
 // that a parameter server's shards and any other split stay roughly even.
 //
 // The order lives inside a run only: the model file (and so predictions) uses the file's
-// numbering, and a checkpoint records the order's setting (--feature-order).
+// numbering, and a checkpoint records which order the run used (--feature-order).
 #include <cstdint>
 #include <span>
 #include <vector>
