@@ -5,6 +5,8 @@
 #include <numeric>
 #include <utility>
 
+#include "comm/counted_comm.h"
+
 namespace mpisgd {
 namespace {
 
@@ -101,10 +103,10 @@ FeatureOrder FeatureOrder::by_popularity(const Dataset& train, MPI_Comm comm) {
     if (k + kAhead < nnz) __builtin_prefetch(&counts[index[k + kAhead]], 1);
     ++counts[index[k]];
   }
-  // MPI counts are ints: N may pass INT_MAX. A count wraps past 2^32 rows, which would
-  // only make the order less apt; every rank still gets the same one.
-  for (size_t at = 0; at < counts.size(); at += size_t{1} << 30) {
-    const int n = static_cast<int>(std::min(counts.size() - at, size_t{1} << 30));
+  // In pieces, as N may pass INT_MAX. A count wraps past 2^32 rows, which would only make
+  // the order less apt; every rank still gets the same one.
+  for (size_t at = 0; at < counts.size(); at += kMaxMpiCount) {
+    const int n = static_cast<int>(std::min(counts.size() - at, kMaxMpiCount));
     MPI_Allreduce(MPI_IN_PLACE, counts.data() + at, n, MPI_UINT32_T, MPI_SUM, comm);
   }
   int ranks = 1;
