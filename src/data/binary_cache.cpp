@@ -294,11 +294,7 @@ bool is_binary_cache(const std::string& path, MPI_Comm comm) {
   int yes = 0;
   if (rank == 0) {
     char head[sizeof(CacheHeader)] = {};
-    const size_t n = file.read_at(0, head, sizeof head);
-    const size_t text = std::find(head, head + n, '#') - head;
-    size_t in_place = 0;
-    for (size_t i = 0; i < std::min(text, sizeof kCacheMagic); ++i) in_place += head[i] == kCacheMagic[i];
-    yes = in_place >= sizeof kCacheMagic / 2 || std::find(head, head + text, '\0') != head + text;
+    yes = starts_like_cache(head, file.read_at(0, head, sizeof head));
   }
   MPI_Bcast(&yes, 1, MPI_INT, 0, comm);
   return yes != 0;

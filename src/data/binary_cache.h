@@ -17,10 +17,8 @@
 
 namespace mpisgd {
 
-// Collective: true if `path` starts like a cache (read by rank 0, broadcast): with the
-// magic, or damaged, with half of the magic's bytes in place or a NUL byte in its first
-// 64 bytes. Bytes from the first '#' on are not looked at: LIBSVM text holds neither
-// outside a comment, while a cache's header always holds NULs.
+// Collective: true if `path` starts like a cache, intact or damaged (starts_like_cache on
+// its header, read by rank 0 and broadcast); anything else is read as LIBSVM text.
 bool is_binary_cache(const std::string& path, MPI_Comm comm);
 
 // Collective: each rank holds its rows of one file (as read_libsvm_text leaves them);

@@ -38,6 +38,18 @@ std::string CacheLayout::describe(uint64_t k) const {
          " to " + std::to_string(e) + ": " + what + ")";
 }
 
+bool starts_like_cache(const char* head, size_t n) {
+  if (n < sizeof kCacheMagic) return false;
+  size_t in_place = 0;
+  for (size_t i = 0; i < sizeof kCacheMagic; ++i) in_place += head[i] == kCacheMagic[i];
+  if (in_place >= sizeof kCacheMagic / 2) return true;
+  if (n < sizeof(CacheHeader)) return false;
+  CacheHeader h;
+  std::memcpy(&h, head, sizeof h);
+  const bool reserved_zero = std::all_of(std::begin(h.reserved), std::end(h.reserved), [](char c) { return c == 0; });
+  return h.version >= 1 && h.version <= kCacheVersion && reserved_zero;
+}
+
 CacheLayout check_cache_header(const CacheHeader& h, uint64_t file_size) {
   const auto size = static_cast<int64_t>(file_size);
   if (size < kHeaderBytes)

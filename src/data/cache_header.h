@@ -54,6 +54,13 @@ struct CacheHeaderError : std::runtime_error {
   uint64_t at;
 };
 
+// Whether a file whose first `n` bytes are `head` is a cache (intact or damaged) rather
+// than LIBSVM text: its magic with at least half of the bytes in place, or, where the
+// whole magic is lost, a format version this project has written followed by the zero
+// reserved bytes. Text never holds those NULs in those places; a NUL anywhere else is the
+// text parser's to name with its line.
+bool starts_like_cache(const char* head, size_t n);
+
 // The header checked on its own and against the file's size, trusting none of its sizes
 // (what read_binary_cache checks before it reads past the header). Throws
 // CacheHeaderError, or std::runtime_error for another format version.

@@ -264,7 +264,7 @@ TEST_CASE("binary cache damage: a damaged magic is a damaged cache, not LIBSVM t
   };
   write_at(bin, 0, "X", 1);
   expect_bad_magic();
-  write_at(bin, 0, "12 3:4.5", 8);  // the magic overwritten with text: the NULs after it remain
+  write_at(bin, 0, "12 3:4.5", 8);  // the whole magic overwritten: the version and zeros after it remain
   expect_bad_magic();
 
   // Text is never taken for a cache, whatever its comments hold.
@@ -274,6 +274,24 @@ TEST_CASE("binary cache damage: a damaged magic is a damaged cache, not LIBSVM t
                                 MPI_COMM_WORLD));
   REQUIRE_FALSE(is_binary_cache(write_file("short.svm", "1 1:1\n"), MPI_COMM_WORLD));
   REQUIRE_FALSE(is_binary_cache(write_file("empty.svm", ""), MPI_COMM_WORLD));
+}
+
+TEST_CASE("binary cache damage: a NUL byte in LIBSVM text is the text parser's to name, at any line",
+          "[cache][errors]") {
+  // Short enough that the NUL falls inside a header's 64 bytes, and with the NUL past the
+  // first thousand lines.
+  const std::string early = write_file("nul_early.svm", std::string("+1 1:1\n-1 2:\0\n", 14));
+  std::string rows;
+  for (int r = 0; r < 1500; ++r) rows += r % 2 ? "-1 1:0.5 4:1\n" : "+1 2:1 3:0.25\n";
+  const std::string late = write_file("nul_late.svm", rows + std::string("-1 2:\0\n", 7) + rows);
+  for (const auto& [path, line] : {std::pair{early, 2}, std::pair{late, 1501}}) {
+    CAPTURE(path);
+    REQUIRE_FALSE(is_binary_cache(path, MPI_COMM_WORLD));
+    const std::string expected = path + ":" + std::to_string(line) + ": value '\\x00' of index 2 is not a number";
+    REQUIRE_THROWS_AS(load_dataset(path, MPI_COMM_WORLD, {}), JobFailed);
+    REQUIRE_THROWS_WITH(load_dataset(path, MPI_COMM_WORLD, {}), Contains(expected));
+    REQUIRE_THROWS_WITH(read_libsvm_text(path, MPI_COMM_WORLD, {}), Contains(expected));
+  }
 }
 
 TEST_CASE("binary cache damage: in a file of many blocks, each rank checks the blocks it reads",
