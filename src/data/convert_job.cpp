@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "comm/output_paths.h"
 #include "data/binary_cache.h"
 #include "data/csr_memory.h"
 #include "data/mpiio_text_reader.h"
@@ -9,6 +10,7 @@
 namespace mpisgd {
 
 void run_convert(const ConvertConfig& c, MPI_Comm comm) {
+  check_output_paths(comm, {{"--out", c.out}});
   const double start = MPI_Wtime();
   const auto max_memory = parse_max_memory(c.max_memory);
   TextReadResult text = read_libsvm_text(c.data, comm, TextReadOptions{{c.zero_based, c.dim}, size_t{1} << 20, max_memory});

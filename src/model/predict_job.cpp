@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "comm/job_error.h"
+#include "comm/output_paths.h"
 #include "data/csr_memory.h"
 #include "data/load_dataset.h"
 #include "data/mpi_file.h"
@@ -36,6 +37,7 @@ void write_predictions(const std::string& path, const Dataset& d, const LinearMo
 }  // namespace
 
 void run_predict(const PredictConfig& c, MPI_Comm comm) {
+  check_output_paths(comm, {{"--out", c.out}});
   const LoadOptions load{.zero_based = c.zero_based, .max_memory = parse_max_memory(c.max_memory)};
   std::optional<LinearModel> model;
   std::optional<LocalFailure> failure;

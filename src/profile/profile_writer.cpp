@@ -27,13 +27,14 @@ std::vector<const MinMeanMax*> server_spreads(const ParameterServerSummary& ps) 
 
 }  // namespace
 
+bool profile_is_json(const std::string& path) {
+  if (ends_with(path, ".jsonl") || ends_with(path, ".json")) return true;
+  if (ends_with(path, ".csv")) return false;
+  throw std::invalid_argument("--profile " + path + ": name it .csv or .jsonl");
+}
+
 ProfileWriter::ProfileWriter(const std::string& path, RunInfo info)
-    : path_(path), tmp_(path + ".tmp"), info_(std::move(info)), json_(ends_with(path, ".jsonl") || ends_with(path, ".json")) {
-  if (!json_ && !ends_with(path, ".csv"))
-    throw std::invalid_argument("--profile " + path + ": name it .csv or .jsonl");
-  // Checked now, so an unwritable --profile fails before training, not after.
-  if (!std::ofstream(tmp_)) throw std::runtime_error(tmp_ + ": cannot open for writing");
-  std::remove(tmp_.c_str());
+    : path_(path), tmp_(path + ".tmp"), info_(std::move(info)), json_(profile_is_json(path)) {
   if (json_) return;
   out_ << "epoch,ranks,threads,strategy,model,dim,steps,rows";
   for (const char* name : kSpreadNames) out_ << ',' << name << "_min," << name << "_mean," << name << "_max";

@@ -20,6 +20,10 @@ struct RunInfo {
   bool parameter_server = false;  // adds the parameter-server columns
 };
 
+// True where `path` names JSON lines (.jsonl or .json), false for CSV (.csv); throws
+// std::invalid_argument for any other name.
+bool profile_is_json(const std::string& path);
+
 class ProfileWriter {
  public:
   ProfileWriter(const std::string& path, RunInfo info);

@@ -12,6 +12,7 @@
 #include "comm/core_sharing.h"
 #include "comm/extrema.h"
 #include "comm/job_error.h"
+#include "comm/output_paths.h"
 #include "comm/wait_board.h"
 #include "data/labels.h"
 #include "data/csr_memory.h"
@@ -49,6 +50,7 @@ Resolved resolve(const TrainConfig& c) {
     if (c.checkpoint_seconds < 0) throw std::invalid_argument("--checkpoint-seconds must be positive");
     if (c.checkpoint.empty() && (c.checkpoint_every > 0 || c.checkpoint_seconds > 0))
       throw std::invalid_argument("--checkpoint-every and --checkpoint-seconds need --checkpoint DIR");
+    if (!c.profile.empty()) profile_is_json(c.profile);  // throws for a name of no known format
     return r;
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
@@ -112,6 +114,9 @@ bool renumbering_fits(const Dataset& train, const std::optional<Dataset>& test, 
 void run_train(const TrainConfig& c, MPI_Comm world) {
   CountedComm comm(world);
   Resolved r = resolve(c);
+  check_output_paths(world, {{"--save-model", c.save_model},
+                             {"--profile", c.profile},
+                             {"--checkpoint", c.checkpoint, OutputPath::directory}});
   try {
     check_parameter_server(c.strategy, c.ps, comm.size());
     int granted = MPI_THREAD_SINGLE;
