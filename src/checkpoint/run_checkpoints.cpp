@@ -11,6 +11,7 @@
 #include "checkpoint/run_identity.h"
 #include "checkpoint/state_blob.h"
 #include "comm/job_error.h"
+#include "comm/wait_board.h"
 
 namespace mpisgd {
 
@@ -79,7 +80,10 @@ void RunCheckpoints::after_epoch(int epoch, const Weights& w, const Strategy& st
   if (config_.checkpoint.empty()) return;
   int due = (every_ > 0 && epoch % every_ == 0) ||
             (config_.checkpoint_seconds > 0 && MPI_Wtime() - last_ >= config_.checkpoint_seconds);
-  MPI_Bcast(&due, 1, MPI_INT, 0, comm_);
+  {
+    WaitScope waiting("the checkpoint decision");
+    MPI_Bcast(&due, 1, MPI_INT, 0, comm_);
+  }
   if (!due) return;
   const double start = MPI_Wtime();
   Checkpoint c{identity_, data_id_, epoch, trainer.steps_taken(), {}, {}, {}};

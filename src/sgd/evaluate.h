@@ -10,6 +10,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "comm/wait_board.h"
 #include "data/dataset.h"
 #include "data/labels.h"
 #include "model/loss.h"
@@ -51,7 +52,10 @@ Evaluation evaluate(const Dataset& d, const Loss& loss, const LabelMap& labels, 
     local[0] += loss_part[static_cast<size_t>(t)];
     local[1] += error_part[static_cast<size_t>(t)];
   }
-  MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_SUM, comm);
+  {
+    WaitScope waiting("the test evaluation");
+    MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_SUM, comm);
+  }
   Evaluation ev;
   ev.rows = static_cast<uint64_t>(global[2]);
   double n = std::max(1.0, global[2]);

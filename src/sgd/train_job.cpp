@@ -208,17 +208,18 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
     EpochRecord record = trainer.run_epoch(epoch);
     EpochSummary summary = [&] {
       WaitScope waiting("the epoch-end summary");
-      return summarize_epoch(epoch, record, world);
+      EpochSummary s = summarize_epoch(epoch, record, world);
+      // The loss is reduced onto rank 0 only; every rank decides from the same bits.
+      MPI_Bcast(&s.train_loss, 1, MPI_DOUBLE, 0, world);
+      return s;
     }();
     if (test)
       summary.test = evaluate(*test, r.loss, labels, r.sgd.threads, world, [&w](auto index, auto value) {
                        return w.dot_known(index, value);
                      }).result;
     if (comm.rank() == 0) print_profile_row(stdout, summary);
-    if (!c.profile.empty()) run_on_root(world, 0, [&] { profile->write(summary); });
-    // The loss is reduced onto rank 0 only; every rank decides from the same bits.
-    double loss = summary.train_loss;
-    MPI_Bcast(&loss, 1, MPI_DOUBLE, 0, world);
+    if (profile) profile->write(summary);  // in memory until commit(): nothing to agree on
+    const double loss = summary.train_loss;  // rank 0's bits on every rank
     if (stopper.after_epoch(loss) && comm.rank() == 0)
       spdlog::info("stopped after epoch {} of at most {}: {}", epoch, r.sgd.epochs, stopper.reason());
     if (!std::isfinite(loss) && comm.rank() == 0)
