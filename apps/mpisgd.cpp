@@ -2,14 +2,15 @@
 //   mpisgd train    --data F [--test F] --model logreg|svm|linreg --strategy NAME ...
 //   mpisgd predict  --model m.txt --data F [--out preds.txt]
 //   mpisgd convert  --data F --out F.bin
-#include <cmath>
-#include <cstdlib>
-#include <type_traits>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/apply_config.h"
+#include "cli/flag_values.h"
 #include "comm/job_error.h"
 #include "comm/log.h"
 #include "comm/temp_files.h"
@@ -22,6 +23,8 @@
 #include "strategies/strategy.h"
 
 namespace {
+
+namespace cli = mpisgd::cli;
 
 std::string strategy_help() {
   std::string help = "how ranks combine their updates:";
@@ -40,22 +43,196 @@ std::vector<std::string> strategy_names() {
   return names;
 }
 
-// `auto` (stored as 0, resolved from the data at start) or a positive number.
-template <class T>
-T auto_or(const std::string& flag, const std::string& v) {
-  if (v == "auto") return 0;
-  char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  if (end == v.c_str() || *end != '\0' || !(x > 0) || !std::isfinite(x) ||
-      (std::is_integral_v<T> && (x != std::floor(x) || x > 1e15)))
-    throw CLI::ValidationError(flag, "'" + v + "': give auto or a positive " +
-                                         (std::is_integral_v<T> ? "whole number" : "number"));
-  return static_cast<T>(x);
+// A subcommand with what every job takes: --log-level, and flags from --config.
+CLI::App* add_job(CLI::App& app, const std::string& name, const std::string& description, std::string& log_level) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->footer("--config FILE reads these flags from a TOML/INI file, under a [" + name +
+              "] section or outside any section.");
+  cmd->add_option("--log-level", log_level, "trace|debug|info|warn|error|off (rank 0; other ranks warn)")
+      ->transform(cli::one_of({"trace", "debug", "info", "warn", "error", "off"}));
+  return cmd;
 }
 
-void add_logging(CLI::App* cmd, std::string& log_level) {
-  cmd->add_option("--log-level", log_level, "trace|debug|info|warn|error|off (rank 0; other ranks warn)")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+void add_strategy_flags(CLI::App& t, mpisgd::TrainConfig& train) {
+  t.add_option("--strategy", train.strategy, strategy_help())
+      ->transform(cli::one_of(strategy_names()))
+      ->capture_default_str();
+  t.add_option("--group-size", train.collective.group_size,
+               "dsar-early: ranks per group that go dense together (a divisor of P is used)")
+      ->transform(cli::positive_whole<int>())
+      ->capture_default_str();
+  t.add_option("--dense-switch", train.collective.dense_switch.density,
+               "sparse strategies: density past which a stream is sent and summed dense (default: derived from "
+               "the network and summation speed measured at start-up)")
+      ->transform(cli::number_from_to(0, 1))
+      ->each([&](const std::string&) { train.collective.tune_dense_switch = false; });
+  t.add_option("--density", train.sparsify.density,
+               "top-k: each rank sends k = ceil(D x N) values of its update, keeping the rest as a residual "
+               "(default for top-k strategies 0.01; sparse strategies stay lossless without it)")
+      ->transform(cli::number_from_to(0, 1));
+  t.add_option("--k", train.sparsify.k, "top-k: values each rank sends per step (instead of --density)")
+      ->transform(cli::positive_whole<uint64_t>());
+  t.add_option("--select", train.sparsify.select,
+               "top-k selection: exact | approx | threshold-reuse | gaussian | sampled (default threshold-reuse)")
+      ->transform(cli::one_of(selection_names()));
+  t.add_option("--reuse-period", train.sparsify.reuse_period,
+               "threshold-reuse and Ok-Topk: steps between exact thresholds, reused in between")
+      ->transform(cli::positive_whole<uint32_t>())
+      ->each([&](const std::string&) { train.topk.reuse_period = train.sparsify.reuse_period; })
+      ->capture_default_str();
+  t.add_option("--repartition-period", train.topk.repartition_period,
+               "oktopk: steps between recomputing the regions that balance the ranks' top-k")
+      ->transform(cli::positive_whole<uint32_t>())
+      ->capture_default_str();
+  t.add_option("--warmup-steps", train.sparsify.warmup_steps,
+               "top-k: steps that send the whole update before sparsifying")
+      ->transform(cli::non_negative_whole<uint64_t>())
+      ->capture_default_str();
+}
+
+void add_parameter_server_flags(CLI::App& t, mpisgd::ParameterServerConfig& ps) {
+  t.add_option_function<std::string>(
+       "--servers",
+       [&ps](const std::string& v) {
+         ps.colocated = v == "colocated";
+         if (!ps.colocated) ps.servers = std::stoi(v);
+       },
+       "ps-sync, ps-async: the last S ranks serve shards of the model and train nothing (default 1); colocated: "
+       "every rank trains and serves 1/P of the model on a second thread (needs MPI_THREAD_MULTIPLE)")
+      ->transform(cli::positive_whole<int>().or_word("colocated"));
+  t.add_option("--max-staleness", ps.max_staleness,
+               "ps-async: a worker runs at most K steps ahead of the slowest (0 waits as ps-sync; default unbounded)")
+      ->transform(cli::non_negative_whole<int64_t>());
+  t.add_option("--drop-rate", ps.drop_rate,
+               "ps-sync, ps-async: pushes and pulls carry only the largest 1 - R of each update, the rest kept as "
+               "residuals (gradient dropping; 0 sends everything)")
+      ->transform(cli::number())  // in [0, 1), checked with the strategy (ps/ps_config.cpp)
+      ->capture_default_str();
+  CLI::Option* overlap = t.add_flag("--overlap", ps.overlap,
+                                    "ps-sync, ps-async: a thread pushes and pulls while the worker computes the next "
+                                    "batches on the values it has (needs MPI_THREAD_MULTIPLE)")
+                             ->transform(cli::boolean());
+  t.add_option("--max-overlap-steps", ps.max_overlap_steps,
+               "--overlap: steps a worker computes while an exchange is in flight (0: none, as without --overlap)")
+      ->transform(cli::non_negative_whole<uint64_t>())
+      ->needs(overlap)
+      ->capture_default_str();
+}
+
+void add_step_flags(CLI::App& t, mpisgd::TrainConfig& train) {
+  t.add_option("--epochs", train.sgd.epochs, "most passes over the data (fewer when training stops early)")
+      ->transform(cli::positive_whole<int>())
+      ->capture_default_str();
+  // auto is stored as 0, resolved from the data at start (sgd/step_defaults.h).
+  t.add_option_function<std::string>(
+       "--batch", [&train](const std::string& v) { train.sgd.batch = v == "auto" ? 0 : std::stoull(v); },
+       "rows per worker per step (global batch = batch x workers); auto: a global batch of about 100 rows, "
+       "smaller where an epoch would take fewer than 200 steps")
+      ->transform(cli::positive_whole<uint64_t>().or_word("auto"))
+      ->default_str("auto");
+  t.add_option_function<std::string>(
+       "--lr", [&train](const std::string& v) { train.sgd.lr = v == "auto" ? 0 : std::stod(v); },
+       "learning rate eta; auto: global batch / mean ||x||^2 of the training rows (x 0.25 for linreg), at most "
+       "20 / the largest curvature of a batch (1 / it for linreg); 0.5 for adagrad; logged at start")
+      ->transform(cli::positive_number().or_word("auto"))
+      ->default_str("auto");
+  t.add_option("--tol", train.stop.tol,
+               "stop early once the training loss has not improved by TOL for --n-iter-no-change epochs")
+      ->transform(cli::non_negative_number())
+      ->capture_default_str();
+  t.add_option("--n-iter-no-change", train.stop.patience, "epochs without improvement before stopping early")
+      ->transform(cli::positive_whole<int>())
+      ->capture_default_str();
+  t.add_flag("!--no-early-stop", train.stop.enabled, "train all --epochs")->transform(cli::boolean());
+  t.add_option("--lr-schedule", train.lr_schedule, "constant | invscaling (eta/sqrt(1+epochs done)) | adagrad")
+      ->transform(cli::one_of({"constant", "invscaling", "adagrad"}))
+      ->capture_default_str();
+  t.add_option("--l2", train.l2, "L2 regularisation lambda (objective + lambda/2 ||w||^2)")
+      ->transform(cli::non_negative_number())
+      ->capture_default_str();
+  t.add_option("--threads", train.sgd.threads, "OpenMP threads per rank for the gradient")
+      ->transform(cli::positive_whole<int>())
+      ->capture_default_str();
+  t.add_option("--seed", train.sgd.seed, "shuffling seed")
+      ->transform(cli::non_negative_whole<uint64_t>())
+      ->capture_default_str();
+}
+
+void add_checkpoint_flags(CLI::App& t, mpisgd::TrainConfig& train) {
+  t.add_option("--checkpoint", train.checkpoint, "write a checkpoint into DIR at epoch ends (the last two kept)");
+  t.add_option("--checkpoint-every", train.checkpoint_every,
+               "checkpoint every K epochs (default 1 unless --checkpoint-seconds is given)")
+      ->transform(cli::positive_whole<int>());
+  t.add_option("--checkpoint-seconds", train.checkpoint_seconds,
+               "checkpoint at the first epoch end S seconds after the last checkpoint (checked at epoch ends only)")
+      ->transform(cli::positive_number());
+  t.add_option("--resume", train.resume,
+               "continue from the newest valid checkpoint in DIR (same P, T, strategy, model, data and step settings)");
+}
+
+void add_slow_rank_flag(CLI::App& t, mpisgd::TrainOptions& sgd) {
+  t.add_option_function<std::string>(
+       "--slow-rank",
+       [&sgd](const std::string& v) {
+         const size_t colon = v.find(':');
+         sgd.slow_rank = std::stoi(v.substr(0, colon));
+         sgd.slow_factor = std::stod(v.substr(colon + 1));
+       },
+       "benchmark aid: rank R's steps take F times as long (R:F), to measure a straggler's cost")
+      ->transform(cli::pair_of(cli::non_negative_whole<int>(), ':', cli::number_from_to(1, 1000),
+                               "RANK:FACTOR such as 1:2, a factor from 1 to 1000"))
+      ->type_name("R:F");
+}
+
+void add_train_flags(CLI::App& t, mpisgd::TrainConfig& train) {
+  t.add_option("--data", train.data, "training set: LIBSVM text or binary cache")->required();
+  t.add_option("--test", train.test, "test set, evaluated after every epoch");
+  t.add_option("--model", train.model, "logreg (logistic loss), svm (hinge), linreg (squared)")
+      ->transform(cli::one_of({"logreg", "svm", "linreg"}))
+      ->capture_default_str();
+  add_strategy_flags(t, train);
+  add_parameter_server_flags(t, train.ps);
+  add_step_flags(t, train);
+  t.add_option("--profile", train.profile, "per-epoch profile: .csv or .jsonl");
+  t.add_option("--save-model", train.save_model, "write the model in LIBLINEAR's format");
+  t.add_option("--dim", train.dim, "number of features (default: the largest index)")
+      ->transform(cli::non_negative_whole<uint64_t>());
+  t.add_flag("--zero-based", train.zero_based, "the files use 0-based indices")->transform(cli::boolean());
+  t.add_option("--feature-order", train.feature_order,
+               "popularity (the model keeps frequent features together in memory; the model file "
+               "keeps the file's numbering) or file (the file's numbering)")
+      ->transform(cli::one_of({"popularity", "file"}))
+      ->capture_default_str();
+  t.add_option("--max-memory", train.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
+  t.add_flag("!--no-progress", train.sgd.progress, "no running progress line on the terminal")
+      ->transform(cli::boolean());
+  add_checkpoint_flags(t, train);
+  t.add_option("--comm-timeout", train.comm_timeout,
+               "end the job when a rank waits in one exchange longer than S seconds, naming the ranks that "
+               "did not answer (0: wait forever)")
+      ->transform(cli::number_from_to(0, 1e6))
+      ->capture_default_str();
+  add_slow_rank_flag(t, train.sgd);
+}
+
+void add_predict_flags(CLI::App& p, mpisgd::PredictConfig& predict) {
+  p.add_option("--model", predict.model, "model file (ours or LIBLINEAR's)")->required();
+  p.add_option("--data", predict.data, "LIBSVM text or binary cache")->required();
+  p.add_option("--out", predict.out, "write one prediction per row");
+  p.add_option("--threads", predict.threads, "OpenMP threads per rank")
+      ->transform(cli::positive_whole<int>())
+      ->capture_default_str();
+  p.add_flag("--zero-based", predict.zero_based, "the file uses 0-based indices")->transform(cli::boolean());
+  p.add_option("--max-memory", predict.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
+}
+
+void add_convert_flags(CLI::App& c, mpisgd::ConvertConfig& convert) {
+  c.add_option("--data", convert.data, "LIBSVM text file")->required();
+  c.add_option("--out", convert.out, "binary cache to write")->required();
+  c.add_option("--dim", convert.dim, "number of features (default: the largest index)")
+      ->transform(cli::non_negative_whole<uint64_t>());
+  c.add_flag("--zero-based", convert.zero_based, "the file uses 0-based indices")->transform(cli::boolean());
+  c.add_option("--max-memory", convert.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
 }
 
 }  // namespace
@@ -70,176 +247,24 @@ int main(int argc, char** argv) {
 
   CLI::App app{"mpisgd: data-parallel SGD for sparse linear models over MPI"};
   app.require_subcommand(1);
-  // CLI11 reads config files for the main app only; fallthrough lets `--config` follow the
-  // subcommand, and the file names the subcommand as its section ([train], [predict]).
-  app.set_config("--config", "", "read flags from a TOML/INI file with a [train], [predict] or [convert] section");
+  // Fallthrough lets `--config` follow the subcommand. Its callback runs once the command
+  // line is parsed and before required flags are checked (cli/apply_config.h).
+  app.add_option_function<std::string>(
+         "--config", [&app](const std::string& path) { cli::apply_config_file(path, app); },
+         "read flags from a TOML/INI file: under [train], [predict] or [convert], or outside any section for "
+         "the subcommand run")
+      ->type_name("FILE");
   app.fallthrough();
   std::string log_level = "info";
-
   mpisgd::TrainConfig train;
-  auto* t = app.add_subcommand("train", "train a model with mini-batch SGD on all ranks");
-  t->footer("--config FILE reads these flags from a TOML/INI file, under a [train] section.");
-  add_logging(t, log_level);
-  t->add_option("--data", train.data, "training set: LIBSVM text or binary cache")->required();
-  t->add_option("--test", train.test, "test set, evaluated after every epoch");
-  t->add_option("--model", train.model, "logreg (logistic loss), svm (hinge), linreg (squared)")
-      ->check(CLI::IsMember({"logreg", "svm", "linreg"}))
-      ->capture_default_str();
-  t->add_option("--strategy", train.strategy, strategy_help())->check(CLI::IsMember(strategy_names()))->capture_default_str();
-  t->add_option("--group-size", train.collective.group_size,
-                "dsar-early: ranks per group that go dense together (a divisor of P is used)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  t->add_option("--dense-switch", train.collective.dense_switch.density,
-                "sparse strategies: density past which a stream is sent and summed dense (default: derived from "
-                "the network and summation speed measured at start-up)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->each([&](const std::string&) { train.collective.tune_dense_switch = false; });
-  t->add_option("--density", train.sparsify.density,
-                "top-k: each rank sends k = ceil(D x N) values of its update, keeping the rest as a residual "
-                "(default for top-k strategies 0.01; sparse strategies stay lossless without it)")
-      ->check(CLI::Range(0.0, 1.0));
-  t->add_option("--k", train.sparsify.k, "top-k: values each rank sends per step (instead of --density)")
-      ->check(CLI::PositiveNumber);
-  t->add_option("--select", train.sparsify.select,
-                "top-k selection: exact | approx | threshold-reuse | gaussian | sampled (default threshold-reuse)")
-      ->check(CLI::IsMember(selection_names()));
-  t->add_option("--reuse-period", train.sparsify.reuse_period,
-                "threshold-reuse and Ok-Topk: steps between exact thresholds, reused in between")
-      ->check(CLI::PositiveNumber)
-      ->each([&](const std::string&) { train.topk.reuse_period = train.sparsify.reuse_period; })
-      ->capture_default_str();
-  t->add_option("--repartition-period", train.topk.repartition_period,
-                "oktopk: steps between recomputing the regions that balance the ranks' top-k")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  t->add_option("--warmup-steps", train.sparsify.warmup_steps,
-                "top-k: steps that send the whole update before sparsifying")
-      ->capture_default_str();
-  t->add_option_function<std::string>(
-       "--servers",
-       [&train](const std::string& v) {
-         train.ps.colocated = v == "colocated";
-         if (train.ps.colocated) return;
-         char* end = nullptr;
-         const long n = std::strtol(v.c_str(), &end, 10);
-         if (end == v.c_str() || *end != '\0' || n < 1 || n > 1'000'000)
-           throw CLI::ValidationError("--servers", "'" + v + "': give colocated or a positive number of server ranks");
-         train.ps.servers = static_cast<int>(n);
-       },
-       "ps-sync, ps-async: the last S ranks serve shards of the model and train nothing (default 1); colocated: "
-       "every rank trains and serves 1/P of the model on a second thread (needs MPI_THREAD_MULTIPLE)");
-  t->add_option("--max-staleness", train.ps.max_staleness,
-                "ps-async: a worker runs at most K steps ahead of the slowest (0 waits as ps-sync; default unbounded)")
-      ->check(CLI::NonNegativeNumber);
-  t->add_option("--drop-rate", train.ps.drop_rate,
-                "ps-sync, ps-async: pushes and pulls carry only the largest 1 - R of each update, the rest kept as "
-                "residuals (gradient dropping; 0 sends everything)")
-      ->capture_default_str();
-  CLI::Option* overlap = t->add_flag("--overlap", train.ps.overlap,
-                                     "ps-sync, ps-async: a thread pushes and pulls while the worker computes the next "
-                                     "batches on the values it has (needs MPI_THREAD_MULTIPLE)");
-  t->add_option("--max-overlap-steps", train.ps.max_overlap_steps,
-                "--overlap: steps a worker computes while an exchange is in flight (0: none, as without --overlap)")
-      ->check(CLI::NonNegativeNumber)
-      ->needs(overlap)
-      ->capture_default_str();
-  t->add_option("--epochs", train.sgd.epochs, "most passes over the data (fewer when training stops early)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  t->add_option_function<std::string>(
-       "--batch", [&train](const std::string& v) { train.sgd.batch = auto_or<uint64_t>("--batch", v); },
-       "rows per worker per step (global batch = batch x workers); auto: a global batch of about 100 rows, "
-       "smaller where an epoch would take fewer than 200 steps")
-      ->default_str("auto");
-  t->add_option_function<std::string>(
-       "--lr", [&train](const std::string& v) { train.sgd.lr = auto_or<double>("--lr", v); },
-       "learning rate eta; auto: global batch / mean ||x||^2 of the training rows (x 0.25 for linreg), at most "
-       "20 / the largest curvature of a batch (1 / it for linreg); 0.5 for adagrad; logged at start")
-      ->default_str("auto");
-  t->add_option("--tol", train.stop.tol,
-                "stop early once the training loss has not improved by TOL for --n-iter-no-change epochs")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  t->add_option("--n-iter-no-change", train.stop.patience, "epochs without improvement before stopping early")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  t->add_flag("!--no-early-stop", train.stop.enabled, "train all --epochs");
-  t->add_option("--lr-schedule", train.lr_schedule, "constant | invscaling (eta/sqrt(1+epochs done)) | adagrad")
-      ->check(CLI::IsMember({"constant", "invscaling", "adagrad"}))
-      ->capture_default_str();
-  t->add_option("--l2", train.l2, "L2 regularisation lambda (objective + lambda/2 ||w||^2)")->capture_default_str();
-  t->add_option("--threads", train.sgd.threads, "OpenMP threads per rank for the gradient")->capture_default_str();
-  t->add_option("--seed", train.sgd.seed, "shuffling seed")->capture_default_str();
-  t->add_option("--profile", train.profile, "per-epoch profile: .csv or .jsonl");
-  t->add_option("--save-model", train.save_model, "write the model in LIBLINEAR's format");
-  t->add_option("--dim", train.dim, "number of features (default: the largest index)");
-  t->add_flag("--zero-based", train.zero_based, "the files use 0-based indices");
-  t->add_option("--feature-order", train.feature_order,
-                "popularity (the model keeps frequent features together in memory; the model file "
-                "keeps the file's numbering) or file (the file's numbering)")
-      ->check(CLI::IsMember({"popularity", "file"}))
-      ->capture_default_str();
-  t->add_option("--max-memory", train.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
-  t->add_flag("!--no-progress", train.sgd.progress, "no running progress line on the terminal");
-  const CLI::Validator positive(
-      [](std::string& v) {
-        const double x = std::strtod(v.c_str(), nullptr);
-        return x > 0 && std::isfinite(x) ? std::string() : "must be positive";
-      },
-      "> 0");
-  t->add_option("--checkpoint", train.checkpoint, "write a checkpoint into DIR at epoch ends (the last two kept)");
-  t->add_option("--checkpoint-every", train.checkpoint_every, "checkpoint every K epochs (default 1 unless --checkpoint-seconds is given)")
-      ->check(positive);
-  t->add_option("--checkpoint-seconds", train.checkpoint_seconds, "checkpoint at the first epoch end S seconds after the last checkpoint (checked at epoch ends only)")
-      ->check(positive);
-  t->add_option("--resume", train.resume, "continue from the newest valid checkpoint in DIR (same P, T, strategy, model, data and step settings)");
-
-  t->add_option("--comm-timeout", train.comm_timeout,
-                 "end the job when a rank waits in one exchange longer than S seconds, naming the ranks that "
-                 "did not answer (0: wait forever)")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            const double s = std::strtod(v.c_str(), nullptr);
-            return s >= 0 && s <= 1e6 ? std::string() : "must be seconds from 0 (off) to 1e6";
-          },
-          "SECONDS"))
-      ->capture_default_str();
-  t->add_option_function<std::string>(
-       "--slow-rank",
-       [&train](const std::string& v) {
-         const auto colon = v.find(':');
-         char* end = nullptr;
-         const long rank = std::strtol(v.c_str(), &end, 10);
-         const double factor = colon == std::string::npos ? 0 : std::strtod(v.c_str() + colon + 1, nullptr);
-         if (colon == std::string::npos || end != v.c_str() + colon || rank < 0 || !(factor >= 1 && factor <= 1000))
-           throw CLI::ValidationError("--slow-rank", "'" + v + "': give RANK:FACTOR, e.g. 1:2 (a factor from 1 to 1000)");
-         train.sgd.slow_rank = static_cast<int>(rank);
-         train.sgd.slow_factor = factor;
-       },
-       "benchmark aid: rank R's steps take F times as long (R:F), to measure a straggler's cost")
-      ->type_name("R:F");
-
   mpisgd::PredictConfig predict;
-  auto* p = app.add_subcommand("predict", "accuracy or RMSE of a saved model on a dataset");
-  p->footer("--config FILE reads these flags from a TOML/INI file, under a [predict] section.");
-  add_logging(p, log_level);
-  p->add_option("--model", predict.model, "model file (ours or LIBLINEAR's)")->required();
-  p->add_option("--data", predict.data, "LIBSVM text or binary cache")->required();
-  p->add_option("--out", predict.out, "write one prediction per row");
-  p->add_option("--threads", predict.threads, "OpenMP threads per rank")->capture_default_str();
-  p->add_flag("--zero-based", predict.zero_based, "the file uses 0-based indices");
-  p->add_option("--max-memory", predict.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
-
   mpisgd::ConvertConfig convert;
-  auto* c = app.add_subcommand("convert", "convert LIBSVM text into the binary cache");
-  c->footer("--config FILE reads these flags from a TOML/INI file, under a [convert] section.");
-  add_logging(c, log_level);
-  c->add_option("--data", convert.data, "LIBSVM text file")->required();
-  c->add_option("--out", convert.out, "binary cache to write")->required();
-  c->add_option("--dim", convert.dim, "number of features (default: the largest index)");
-  c->add_flag("--zero-based", convert.zero_based, "the file uses 0-based indices");
-  c->add_option("--max-memory", convert.max_memory, "most a rank may allocate for its rows: 512M, 8G, 0 (no check), auto (the node's available memory / its ranks)");
+  CLI::App* t = add_job(app, "train", "train a model with mini-batch SGD on all ranks", log_level);
+  add_train_flags(*t, train);
+  CLI::App* p = add_job(app, "predict", "accuracy or RMSE of a saved model on a dataset", log_level);
+  add_predict_flags(*p, predict);
+  CLI::App* c = add_job(app, "convert", "convert LIBSVM text into the binary cache", log_level);
+  add_convert_flags(*c, convert);
 
   try {
     app.parse(argc, argv);
