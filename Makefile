@@ -62,7 +62,7 @@ FUZZ_SRCS_libsvm_parser_fuzz       := src/data/libsvm_parser.cpp src/data/quote.
 FUZZ_SRCS_binary_cache_header_fuzz := src/data/cache_header.cpp src/data/crc32c.cpp
 FUZZ_REPLAYS  := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%_replay)
 
-.PHONY: all deps test demo bench bench-allreduce bench-strategies clean fuzz fuzz-replay test-large
+.PHONY: all deps test demo bench bench-allreduce bench-strategies clean fuzz fuzz-replay test-large check-layers
 .SECONDARY:
 all: $(APPS)
 
@@ -88,6 +88,10 @@ $(BUILD)/mpi_tests: $(MPI_OBJS) $(BUILD)/libmpisgd.a
 
 test: $(TEST_APPS) $(TESTS) $(FUZZ_REPLAYS)
 	@tests/run_all.sh
+
+# Includes point down the library's floors (docs/design.md#layers); `make test` runs it too.
+check-layers:
+	@scripts/check_layers.sh
 
 demo: $(APPS)
 	@scripts/demo.sh

@@ -16,9 +16,9 @@
 #include "comm/temp_files.h"
 #include "comm/thread_level.h"
 #include "comm/watchdog.h"
-#include "data/convert_job.h"
-#include "model/predict_job.h"
-#include "sgd/train_job.h"
+#include "jobs/convert_job.h"
+#include "jobs/predict_job.h"
+#include "jobs/train_job.h"
 #include "sparse/topk_select.h"
 #include "strategies/strategy.h"
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/state_blob.h"
 #include "collectives/sparse_allreduce.h"
 #include "collectives/topk_allreduce.h"
 #include "comm/counted_comm.h"
+#include "comm/state_blob.h"
 #include "data/dataset.h"
 #include "model/weights.h"
 #include "profile/epoch_profile.h"

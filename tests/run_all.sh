@@ -53,6 +53,8 @@ run() {
 }
 
 echo "== $BUILD under ${MPIRUN:-mpirun}: $("${MPIRUN:-mpirun}" --version 2>&1 | grep -m1 -oE 'Open MPI\)? [0-9.]+|Version: +[0-9.]+' | sed -E 's/\)//; s/^Version: +/Hydra (MPICH) /')"
+echo "== layers (includes point down: docs/design.md#layers)"
+run "layers" scripts/check_layers.sh
 echo "== unit tests"
 run "unit" "$BUILD"/unit_tests
 echo "== fuzz corpus replay (fuzz/corpus)"

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "checkpoint/state_blob.h"
+#include "comm/state_blob.h"
 #include "data/crc32c.h"
 
 namespace mpisgd {

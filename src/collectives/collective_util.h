@@ -1,7 +1,7 @@
 #pragma once
-// Pieces every sparse allreduce shares: the split of [0, N) into owned ranges, folding a
-// non-power-of-two rank count onto a power of two, and sending streams with their bytes
-// counted.
+// Pieces every sparse allreduce shares: folding a non-power-of-two rank count onto a
+// power of two, the canonical summation order, and sending streams with their bytes
+// counted. The split of [0, N) into owned ranges is sparse/range.h's.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -18,12 +18,6 @@ namespace mpisgd {
 // Message tags, one per phase, so that a rank already in its next phase can never have
 // its message taken by a receive of the previous one.
 enum CollectiveTag : int { kTagFoldIn = 101, kTagFoldOut, kTagStage, kTagSplit };
-
-// Range i of `parts` near-equal ranges of [0, n); works for n < parts (some are empty).
-inline Range owned_range(uint32_t n, int parts, int i) {
-  auto at = [&](int j) { return static_cast<uint32_t>(uint64_t{n} * static_cast<uint64_t>(j) / static_cast<uint64_t>(parts)); };
-  return {at(i), at(i + 1)};
-}
 
 inline int floor_log2(int p) {
   int l = 0;

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/state_blob.h"
 #include "comm/counted_comm.h"
+#include "comm/state_blob.h"
 #include "sparse/stream.h"
 
 namespace mpisgd {

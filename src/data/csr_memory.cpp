@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "comm/job_error.h"
-#include "model/model_memory.h"
+#include "comm/node_facts.h"
 
 namespace mpisgd {
 namespace {

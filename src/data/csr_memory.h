@@ -15,7 +15,7 @@ namespace mpisgd {
 
 // --max-memory: bytes with an optional K, M, G or T suffix (powers of 1024; "KiB", "KB"
 // and "K" alike, decimals allowed: 1.5G), or "auto" (nullopt: the rank's share of its
-// node's available memory, see model/model_memory.h), or 0 for no check. Throws JobFailed.
+// node's available memory, see comm/node_facts.h), or 0 for no check. Throws JobFailed.
 std::optional<uint64_t> parse_max_memory(const std::string& text);
 
 // The CSR (labels, row offsets, indices, values) that text bytes [begin, end) of `file`

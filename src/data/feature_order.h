@@ -7,19 +7,17 @@
 // of the weight slots. An SGD epoch is then one cache miss per non-zero wherever the
 // model outgrows the cache (Webspam: 133 MB of slots). Renumbered so that the most
 // frequent features come first, the lines of the head are full of head features, the
-// part of the model a batch keeps hitting is up to 8x denser, and a T = 1 epoch took
-// 0.43-0.47 s instead of 0.90-0.93 s on Webspam-like rows and 0.20-0.22 s instead of
-// 0.29 s on URL-like ones (docs/performance.md).
+// part of the model a batch keeps hitting is up to 8x denser, and an epoch takes about
+// half as long on Webspam-like rows (docs/performance.md#foundation-make-bench).
 //
 // Index ranges must stay evenly loaded, though: split allreduces and parameter-server
 // shards give each rank a contiguous range. So popularity ranks are dealt round-robin
-// into stripes, the near-equal ranges of owned_range (collectives/collective_util.h),
-// each holding its ranks in order: every stripe starts with its share of the head, and a
-// job's P ranges are whole stripes. Stripes cost locality: a sorted row jumps between
-// them, which the cache's stream prefetcher does not follow; on Webspam-like rows a T = 1
-// epoch took the same at 4 and 16 stripes as at 1, 15% longer at 64 and 60-70% longer at
-// 256 and 4096. Hence the fewest stripes that are a multiple of P, and at least 16 so
-// that a parameter server's shards and any other split stay roughly even.
+// into stripes, the near-equal ranges of owned_range (sparse/range.h), each holding its
+// ranks in order: every stripe starts with its share of the head, and a job's P ranges
+// are whole stripes. Stripes cost locality: a sorted row jumps between them, which the
+// cache's stream prefetcher does not follow, so epochs slow down past a few dozen
+// (docs/design.md#feature-order). Hence the fewest stripes that are a multiple of P, and
+// at least 16 so that a parameter server's shards and any other split stay roughly even.
 //
 // The order lives inside a run only: the model file (and so predictions) uses the file's
 // numbering, and a checkpoint records which order the run used (--feature-order).

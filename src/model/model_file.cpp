@@ -14,7 +14,7 @@
 #include "comm/job_error.h"
 #include "comm/temp_files.h"
 #include "data/quote.h"
-#include "model/model_memory.h"
+#include "comm/node_facts.h"
 
 namespace mpisgd {
 namespace {

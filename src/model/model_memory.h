@@ -16,13 +16,6 @@ namespace mpisgd {
 // map (4 B, data/feature_order.h).
 uint64_t model_bytes(uint64_t dim, bool adagrad);
 
-// The bytes this process may still allocate: the node's MemAvailable, or less where its
-// memory cgroup (v2 memory.max, v1 memory.limit_in_bytes) leaves less; 0 when unknown.
-uint64_t available_memory();
-
-// Collective over `comm`: how many of its ranks share this rank's node (its memory).
-int ranks_on_node(MPI_Comm comm);
-
 // Collective over `comm`: throws JobFailed on every rank when the ranks of some node
 // together need more than the node has available. `origin` says where N came from
 // (e.g. "f.svm:2: index 4294967294"), and starts the message.

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "checkpoint/state_blob.h"
+#include "comm/state_blob.h"
 
 namespace mpisgd {
 

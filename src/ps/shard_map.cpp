@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "collectives/collective_util.h"
+#include "sparse/range.h"
 
 namespace mpisgd {
 namespace {

@@ -21,8 +21,8 @@
 #include <optional>
 #include <vector>
 
-#include "checkpoint/state_blob.h"
 #include "comm/counted_comm.h"
+#include "comm/state_blob.h"
 #include "model/weights.h"
 #include "ps/channels.h"
 #include "ps/client_copies.h"

@@ -6,7 +6,7 @@
 // broadcast value and so stops at the same epoch.
 #include <string>
 
-#include "checkpoint/state_blob.h"
+#include "comm/state_blob.h"
 
 namespace mpisgd {
 

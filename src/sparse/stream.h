@@ -11,9 +11,8 @@
 // exceed `switch_count(length)` (see DenseSwitch): then it is cheaper to send dense, or to
 // sum dense. Its buffer always has room for the dense form, so no operation allocates
 // while the algorithm runs; it is left unwritten, so that only the pages a stream uses
-// are ever mapped. Zero-filled, the three dense-sized streams an algorithm keeps took
-// 0.2 s to set up at N = 3.2M on four ranks sharing two cores, which `auto`, making an
-// algorithm on its first use, paid inside the first epoch.
+// are ever mapped: zero-filling the dense-sized streams an algorithm keeps is what
+// `auto`, making an algorithm on its first use, would pay inside the first epoch.
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
@@ -21,6 +20,7 @@
 #include <span>
 
 #include "data/big_array.h"
+#include "sparse/range.h"
 
 namespace mpisgd {
 
@@ -52,11 +52,6 @@ struct DenseSwitch {
 // The switch of a stream that is not summed again (an allgather's blocks): only the
 // bytes decide.
 inline constexpr DenseSwitch kByteBound{1.0};
-
-struct Range {
-  uint32_t begin = 0, end = 0;
-  uint32_t length() const { return end - begin; }
-};
 
 template <class V>
 class Stream {

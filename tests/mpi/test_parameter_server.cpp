@@ -18,10 +18,10 @@
 #include "model/model_file.h"
 #include "mpi_test_util.h"
 #include "ps_test_util.h"
+#include "jobs/train_job.h"
 #include "ps/ps_config.h"
 #include "ps/shard_map.h"
 #include "sgd/evaluate.h"
-#include "sgd/train_job.h"
 #include "strategies/strategy.h"
 
 using namespace mpisgd;

@@ -13,8 +13,8 @@
 #include "model/model_file.h"
 #include "mpi_test_util.h"
 #include "ps_test_util.h"
+#include "jobs/train_job.h"
 #include "sgd/evaluate.h"
-#include "sgd/train_job.h"
 #include "sgd/trainer.h"
 #include "strategies/strategy.h"
 

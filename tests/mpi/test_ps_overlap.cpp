@@ -9,7 +9,7 @@
 #include "mpi_test_util.h"
 #include "ps/ps_config.h"
 #include "ps_test_util.h"
-#include "sgd/train_job.h"
+#include "jobs/train_job.h"
 
 using namespace mpisgd;
 using namespace mpisgd::test;

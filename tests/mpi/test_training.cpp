@@ -11,8 +11,8 @@
 #include "data/load_dataset.h"
 #include "model/model_file.h"
 #include "mpi_test_util.h"
+#include "jobs/train_job.h"
 #include "sgd/evaluate.h"
-#include "sgd/train_job.h"
 #include "strategies/strategy.h"
 
 using namespace mpisgd;

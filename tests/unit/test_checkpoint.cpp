@@ -13,8 +13,8 @@
 
 #include "checkpoint/checkpoint_dir.h"
 #include "checkpoint/checkpoint_file.h"
-#include "checkpoint/run_identity.h"
-#include "checkpoint/state_blob.h"
+#include "comm/state_blob.h"
+#include "jobs/run_identity.h"
 #include "model/weights.h"
 #include "sparse/error_feedback.h"
 

@@ -10,9 +10,9 @@
 #include <mpi.h>
 
 #include "data/dataset.h"
+#include "jobs/train_job.h"
 #include "model/weights.h"
 #include "sgd/early_stop.h"
-#include "sgd/train_job.h"
 #include "sgd/trainer.h"
 #include "strategies/strategy.h"
 

@@ -1,4 +1,4 @@
-#include "sgd/train_job.h"
+#include "jobs/train_job.h"
 
 #include <bit>
 #include <cmath>
@@ -8,16 +8,17 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "checkpoint/run_checkpoints.h"
 #include "comm/core_sharing.h"
 #include "comm/extrema.h"
 #include "comm/job_error.h"
+#include "comm/node_facts.h"
 #include "comm/output_paths.h"
 #include "comm/wait_board.h"
-#include "data/labels.h"
 #include "data/csr_memory.h"
 #include "data/feature_order.h"
+#include "data/labels.h"
 #include "data/load_dataset.h"
+#include "jobs/run_checkpoints.h"
 #include "model/model_file.h"
 #include "model/model_memory.h"
 #include "profile/profile_table.h"

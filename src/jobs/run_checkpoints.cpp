@@ -1,4 +1,4 @@
-#include "checkpoint/run_checkpoints.h"
+#include "jobs/run_checkpoints.h"
 
 #include <filesystem>
 #include <optional>
@@ -8,10 +8,10 @@
 
 #include "checkpoint/checkpoint_io.h"
 #include "checkpoint/data_identity.h"
-#include "checkpoint/run_identity.h"
-#include "checkpoint/state_blob.h"
 #include "comm/job_error.h"
+#include "comm/state_blob.h"
 #include "comm/wait_board.h"
+#include "jobs/run_identity.h"
 
 namespace mpisgd {
 

@@ -1,4 +1,4 @@
-#include "checkpoint/run_identity.h"
+#include "jobs/run_identity.h"
 
 #include <map>
 #include <sstream>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sgd/train_job.h"
+#include "jobs/train_job.h"
 
 namespace mpisgd {
 

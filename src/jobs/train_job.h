@@ -8,10 +8,10 @@
 #include "collectives/sparse_allreduce.h"
 #include "collectives/topk_allreduce.h"
 #include "ps/ps_config.h"
-#include "sparse/error_feedback.h"
 #include "sgd/early_stop.h"
 #include "sgd/step_defaults.h"
 #include "sgd/trainer.h"
+#include "sparse/error_feedback.h"
 
 namespace mpisgd {
 

@@ -1,4 +1,4 @@
-#include "data/convert_job.h"
+#include "jobs/convert_job.h"
 
 #include <spdlog/spdlog.h>
 

@@ -1,4 +1,4 @@
-#include "model/predict_job.h"
+#include "jobs/predict_job.h"
 
 #include <cstdio>
 #include <optional>
