@@ -47,8 +47,8 @@ struct CollectiveConfig {
   // the next calls run each of them once untimed and tie_trials times timed, and the
   // fastest is kept for inputs of that size (tie_trials 0: always trust the model). A
   // quick algorithm gets more timed calls, up to tie_max_trials, until they add up to
-  // tie_seconds: an algorithm's first calls after its first use run slow (0.4 ms where it
-  // settles at 0.07 ms), and three of them are mostly noise.
+  // tie_seconds: an algorithm's first calls after its first use run several times slower
+  // than it settles at, and three of them are mostly noise.
   double tie_factor = 2;
   int tie_trials = 3;
   double tie_seconds = 5e-3;

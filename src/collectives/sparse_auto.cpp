@@ -8,49 +8,38 @@
 // space is fitted; on the first call indices are assumed uniform over [0, N). Every rank
 // sees the same k, K and measurements, so all choose alike.
 //
-// Near ties are settled by timing. The model's error on a machine can exceed the gap
-// between two algorithms: on 2 oversubscribed cores recursive doubling and split-allgather
-// at 320 items per rank, or MPI's dense allreduce and the split reduce-scatter once the
-// inputs are dense, are predicted within 40% of each other and measure 10-50% apart,
-// either way round. When several algorithms are predicted within tie_factor (2) of the
-// fastest, the calls that follow (this one included) each run one of them on their own
-// input, as STAR-MPI tunes collectives at run time (Faraj, Yuan and Lowenthal, ICS 2006):
-// every algorithm is exact, so each call's sum is the one asked for, and the timing costs
-// only what the slower candidates lose, not extra calls. A fresh algorithm's first call
-// is not timed: it maps its buffers' pages, and in a VM a first touch can be dear (24 ms
-// against 2.3 ms for ssar-split-ag at N = 3.2M, 4 ranks, on the 2-core VM measured here).
-// Then it gets tie_trials (3) timed calls in a row, each after a barrier, or more, up to
-// tie_max_trials (32), until they add up to tie_seconds (5 ms). A call's time is the
-// slowest rank's, an algorithm's the lower quartile of its calls (of three, the fastest):
-// an algorithm's first calls run slow for a while (ssar-rec-dbl at 4 ranks, N = 3.2M,
-// 1e-3: 0.36 ms falling to 0.09-0.11 ms over 32 calls), so the fastest of three quick
-// calls picked the wrong algorithm in three ties of three (4 ranks, N = 16.6M, 1e-4),
-// and the median of 32 still carried the slow start. In a row, not in rounds over the
-// candidates: between dense algorithms, which stream through buffers of N values,
-// ssar-split-ag found its own buffers evicted at every call and measured 6.7-7.1 ms
-// (3.7-6.2 ms in a row, 4 ms a call in the trainer's later epochs), and three forced ties
-// of three went to dense algorithms twice as slow; in a row it won four of four
-// (trainer, 4 ranks, N = 3.2M, tie factor raised to 3 in a scratch build).
-// Inputs of the same tied set and a k of the same size class (a factor of sqrt 2) then
-// run the fastest without timing. A process's first cold_calls (16) calls are not timed
-// at all, as everything in it is cold then: every buffer's first touch, the caller's
-// first pages. Timed there, ssar-split-ag measured 8-33 ms a call in the trainer where it
-// settles at 4-5 ms (4 ranks, N = 3.2M), and ties went to dense algorithms 2-3x slower.
-//
+// Near ties are settled by timing: on a real machine the model's error can exceed the gap
+// between two algorithms (on oversubscribed cores, recursive doubling against
+// split-allgather at a few hundred items per rank, or MPI's dense allreduce against the
+// split reduce-scatter once inputs are dense). When several algorithms are predicted
+// within tie_factor (2) of the fastest, the calls that follow (this one included) each
+// run one of them on their own input, as STAR-MPI tunes collectives at run time (Faraj,
+// Yuan and Lowenthal, ICS 2006): every algorithm is exact, so each call's sum is the one
+// asked for, and the timing costs only what the slower candidates lose, not extra calls.
+// - A fresh algorithm's first call is not timed: it maps its buffers' pages, and a first
+//   touch can cost ten times a warm call.
+// - Then it gets tie_trials (3) timed calls in a row, each after a barrier, or more, up to
+//   tie_max_trials (32), until they add up to tie_seconds (5 ms). A call's time is the
+//   slowest rank's, an algorithm's the lower quartile of its calls (of three, the
+//   fastest): an algorithm's first calls run slow for a while, which the fastest of three
+//   quick calls and the median of many both mistook for its speed.
+// - In a row, not in rounds over the candidates: dense algorithms stream through buffers
+//   of N values and evict each other's, which made the sparse ones look slower than they
+//   are.
+// - Inputs of the same tied set and a k of the same size class (a factor of sqrt 2) then
+//   run the fastest without timing.
+// - A process's first cold_calls (16) calls are not timed at all: everything in it is
+//   cold then, and ties timed there went to algorithms 2-3x slower.
 // A candidate counts as tied when its prediction without the wait for ranks that share a
 // core is within the factor: that wait depends on how the OS schedules them, and it is
-// what the model gets most wrong. At 4 ranks on 2 cores, N = 16.6M, 1e-4 it put
-// recursive doubling at 100-160 us against split-allgather's 48 us; they measure 58-68
-// and 75-80 us.
-//
-// Ties are timed only over a fast link. The model's errors come from what it leaves out
-// (caches, ranks sharing cores, the jitter of a ping-pong's alpha), which matters where
-// moving a value costs about what adding it does: 1.4x on shared memory here. Where it
-// costs over kSlowLink (10) times more (120x under a 1 Gbit/s cap), the bytes the model
-// counts to within a percent decide, and timing would measure the link's transient state
-// instead: a shaped link passes the first calls after a pause several times faster than
-// its rate. Under the cap, timed ties put sparse-auto in the trainer 10% behind
-// recursive doubling and missed one allreduce_bench point; the model alone missed none.
+// what the model gets most wrong.
+// Ties are timed only over a fast link, where moving a value costs at most kSlowLink (10)
+// times what adding it does. The model's errors come from what it leaves out (caches,
+// ranks sharing cores, the jitter of a ping-pong's alpha), which matters only where moving
+// and adding cost about the same; on a slow link the bytes the model counts to within a
+// percent decide, and timing would measure the link's transient state instead (a shaped
+// link passes the first calls after a pause several times faster than its rate).
+// The measurements behind each rule: docs/performance.md#measurements-behind-autos-rules.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -254,9 +243,9 @@ class SparseAuto final : public SparseAllreduce<V> {
     settled_.emplace(key, e.who[fastest]);
     // The timed objects are dropped before the next call (this call's result lives in
     // one of them), and the fastest is made afresh on its next use. Kept, a dense
-    // allreduce whose object had run before the others' trials stayed 15-40% slower on
-    // every later call (3.2M values, 4 ranks); made after them it runs at its own
-    // speed. Dropping them also frees the losers' buffers.
+    // allreduce whose object had run before the others' trials stayed slower on every
+    // later call; made after them it runs at its own speed. Dropping them also frees the
+    // losers' buffers.
     stale_.insert(stale_.end(), e.who.begin(), e.who.end());
     exploring_.erase(key);
   }

@@ -3,8 +3,8 @@
 // recursive doubling then concatenates the ranges, every stage doubling the contiguous
 // block of ranges a rank holds. The allgather sums nothing, so its blocks go dense only
 // past the byte bound: an owned sum that the summation switch made dense is compacted
-// first (at N = 16.6M, 4 ranks, 1% inputs, the sums are 3.9% dense; a switch tuned to
-// 3.7% sent them dense, and each rank moved 50.8 MB instead of 4.9). Cost (Table 3.1):
+// first, or a sum just past the switch would be gathered at ten times its bytes
+// (docs/performance.md#measurements-behind-autos-rules). Cost (Table 3.1):
 //   ((P-1) + log2 P) alpha + [2 (P-1)/P k .. P k] beta,
 //   E = ((P-1)/P k + (P-1) f(k/P, N/P, P)) beta for uniform indices.
 // Non-powers of two fold the extra ranks' blocks in before the allgather and out after.

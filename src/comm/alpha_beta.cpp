@@ -65,8 +65,8 @@ AlphaBeta measure_alpha_beta(MPI_Comm comm) {
   const int partner = rank ^ 1;
   const bool paired = partner < size, leader = rank < partner;
   // All pairs run each phase together, behind a barrier. Left to drift apart, one pair's
-  // small messages queued behind another's megabyte on a shared link: alpha came out
-  // anywhere from 30 us to 1.3 ms under a 1 Gbit/s cap, and auto's choice with it.
+  // small messages queued behind another's megabyte on a shared link, and alpha, with
+  // auto's choice, came out anywhere in a range of 40x under a 1 Gbit/s cap.
   auto phase = [&](int bytes, int reps) {
     MPI_Barrier(comm);
     return paired ? one_way_seconds(comm, partner, leader, bytes, reps) : 0.0;

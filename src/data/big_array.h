@@ -6,10 +6,10 @@
 //
 // HugePageArray also places arrays of 4 MiB and more on a 2 MiB boundary and asks the
 // kernel for transparent huge pages. For the weights that pays: SGD reads them at random,
-// and 26 MB of weight slots are 6,400 small pages, more than a second-level TLB holds,
-// but 13 huge ones (5% off an epoch). The CSR keeps small pages: it is read a row at a
-// time, and on virtual machines the first touch of fresh huge pages can cost more than
-// the TLB saves (0.3 s for 200 MB on the one this was measured on, against 0.1 s).
+// and a URL-sized model's weight slots are thousands of small pages, more than a
+// second-level TLB holds, but a dozen huge ones. The CSR keeps small pages: it is read a
+// row at a time, and on virtual machines the first touch of fresh huge pages can cost
+// more than the TLB saves (docs/performance.md#figures-behind-the-code).
 #include <sys/mman.h>
 
 #include <cstddef>

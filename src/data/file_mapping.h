@@ -3,8 +3,8 @@
 //
 // Mapping a binary cache's CSR sections instead of reading them shares the bytes the
 // page cache already holds: a read copies them into fresh memory, and the first write to
-// fresh pages cost more than the copy itself on the virtual machines measured (186 MB:
-// about 0.1 s of first writes against 0.007 s to map the same bytes from the page cache).
+// fresh pages cost more than the copy itself on the virtual machines measured
+// (docs/performance.md#figures-behind-the-code).
 #include <cstddef>
 #include <cstdint>
 #include <memory>

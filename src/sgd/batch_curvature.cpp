@@ -9,8 +9,8 @@ namespace {
 
 constexpr int kBlocks = 4;
 // Rounds of power iteration at most; it stops once the estimate moves by less than
-// kSettled of itself, which took 3-5 rounds on both generated kinds (one direction
-// dominates there) and cut the start-up of a Webspam-like batch of 1000 from 6.9 s.
+// kSettled of itself, which takes a few rounds where one direction dominates, as on both
+// generated kinds.
 constexpr int kRounds = 30;
 constexpr double kSettled = 1e-4;
 // Entries of one block at most (its sort keys take 8 bytes each): a larger global batch is

@@ -14,9 +14,9 @@ namespace {
 // by then unless they lag a whole chunk. The adds still find the lines the dot products
 // loaded in the core's cache, and a thread that was held up on one chunk (by another
 // process, an interrupt, a row of rare features) catches up on the next instead of
-// stalling the others at a barrier. One OpenMP barrier per chunk of 128 rows, with no
-// lag, ran a URL-like epoch at T = 2 in 0.176 s (median, this 2-core VM) where this takes
-// 0.14 s; chunks of 8 and 16 rows measured alike, of 32 and 64 rows 5-10% slower.
+// stalling the others at a barrier, which one barrier per chunk made measurably slower.
+// Chunks of 8 and 16 rows measured alike, larger ones slower
+// (docs/performance.md#figures-behind-the-code).
 constexpr size_t kChunk = 16;
 
 // Polls of a lagging thread's counter before sleeping on it: 0.1-0.2 ms on x86.
@@ -48,8 +48,8 @@ BatchGradient::BatchGradient(const Dataset& data, uint32_t dim, int threads, uin
   // touch in a batch misses the core's cache, and the drain passes it once more). Feature
   // i, in c_i of n rows, is in a batch of b rows with chance 1 - (1 - c_i/n)^b, over n/b
   // batches. Rare features cost more per non-zero, so shares of non-zeros alone left the
-  // thread with the rarer half 30% busier at T = 2 on URL-like data, and the other waiting.
-  constexpr double kMissCost = 8;  // 2, 4 and 12 were up to 5% slower at T = 2
+  // thread with the rarer half busier at T = 2 on URL-like data, and the other waiting.
+  constexpr double kMissCost = 8;  // the best of those tried (docs/performance.md#figures-behind-the-code)
   std::vector<uint32_t> count(dim_, 0);
   for (uint32_t i : data.index)
     if (i < dim_) ++count[i];

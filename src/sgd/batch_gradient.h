@@ -49,7 +49,7 @@ class BatchGradient {
   // As compute(), but takes the step with rate eta on w as the update is drained from the
   // scratch lane, instead of handing it out: when the exchange would apply the update as
   // it is (Strategy::passes_through), this saves a second pass over the update's weight
-  // slots (90k of 3.2M per step of 1000 URL-like rows), 5-8% of an epoch at P = 1.
+  // slots (docs/performance.md#figures-behind-the-code).
   BatchLoss compute_and_step(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
                              float scale, double eta) {
     return run(data, rows, w, loss, scale, nullptr, eta);
@@ -69,9 +69,9 @@ class BatchGradient {
     }
   }
   // Shuffled rows lie anywhere in the CSR, so a row is fetched in two stages: its offsets
-  // and label four rows ahead, every line of its indices and values two rows ahead. The
-  // first line of each alone left the rest of a URL-like row (7 lines each) to demand
-  // misses, and the label's miss stalled each row: an epoch took 16-18% longer at T = 1.
+  // and label four rows ahead, every line of its indices and values two rows ahead: the
+  // first line of each alone left the rest of a long row to demand misses, and the
+  // label's miss stalled each row (docs/performance.md#figures-behind-the-code).
   // Always inlined: GCC 12 drops calls to an out-of-line function that does nothing but
   // prefetch (ipa-modref finds no side effect).
   [[gnu::always_inline]] static void prefetch_row(const Dataset& data, uint64_t row) {
