@@ -29,15 +29,27 @@
 namespace mpisgd {
 namespace {
 
-// Settings that are wrong are wrong on every rank alike, so they end the job directly.
+// What the flags settle: the loss, the step's options (batch and lr once the data has
+// set them) and how many ranks train.
 struct Resolved {
   Loss loss;
   TrainOptions sgd;
+  int workers = 0;
+  bool adagrad() const { return sgd.schedule == Schedule::adagrad; }
 };
 
+// The rows a run trains and tests on, in the order the model keeps its features.
+struct TrainingData {
+  LoadedData train;
+  LabelMap labels;  // classification only
+  std::optional<Dataset> test;
+  std::optional<FeatureOrder> order;  // none: the file's order
+};
+
+// Settings that are wrong are wrong on every rank alike, so they end the job directly.
 Resolved resolve(const TrainConfig& c) {
   try {
-    Resolved r{{loss_from_name(c.model)}, c.sgd};
+    Resolved r{{loss_from_name(c.model)}, c.sgd, 0};
     r.sgd.schedule = schedule_from_name(c.lr_schedule);
     if (c.sgd.epochs < 1) throw std::invalid_argument("--epochs must be at least 1");
     if (c.sgd.threads < 1) throw std::invalid_argument("--threads must be at least 1");
@@ -60,20 +72,20 @@ Resolved resolve(const TrainConfig& c) {
 
 // --batch and --lr: auto ones from the data's scale (sgd/step_defaults.h), logged either
 // way, since the step is what a reader of the log needs to reproduce the run.
-void settle_step(const TrainConfig& c, const Dataset& train, int workers, Resolved& r, MPI_Comm world) {
+void settle_step(const TrainConfig& c, const Dataset& train, Resolved& r, MPI_Comm world) {
   StepRequest request;
   if (c.sgd.batch > 0) request.batch = c.sgd.batch;
   if (c.sgd.lr > 0) request.lr = c.sgd.lr;
   DataScale scale = measure_scale(train, world);
-  ResolvedStep step = resolve_step(request, scale, workers, r.loss.kind, r.sgd.schedule);
+  ResolvedStep step = resolve_step(request, scale, r.workers, r.loss.kind, r.sgd.schedule);
   if (needs_curvature(request, r.sgd.schedule)) {
-    scale.batch_curvature = batch_curvature(train, step.batch * static_cast<uint64_t>(workers), world);
-    step = resolve_step(request, scale, workers, r.loss.kind, r.sgd.schedule);
+    scale.batch_curvature = batch_curvature(train, step.batch * static_cast<uint64_t>(r.workers), world);
+    step = resolve_step(request, scale, r.workers, r.loss.kind, r.sgd.schedule);
   }
   r.sgd.batch = step.batch;
   r.sgd.lr = step.lr;
   spdlog::info("step: batch {}/worker (global {}{}), lr {:.6g}{}, schedule {}{}", step.batch,
-               step.batch * static_cast<uint64_t>(workers), request.batch ? "" : ", auto", step.lr,
+               step.batch * static_cast<uint64_t>(r.workers), request.batch ? "" : ", auto", step.lr,
                request.lr ? "" : " (auto)", c.lr_schedule, step.why.empty() ? "" : ": " + step.why);
   if (r.sgd.lr * c.l2 >= 1)
     throw JobFailed(fmt::format("--l2 {} with lr {}: lr x l2 must stay below 1, or the L2 decay flips w's sign",
@@ -110,14 +122,14 @@ bool renumbering_fits(const Dataset& train, const std::optional<Dataset>& test, 
   return all;
 }
 
-}  // namespace
 
-void run_train(const TrainConfig& c, MPI_Comm world) {
-  CountedComm comm(world);
+// Phase 1, configure: what the flags alone decide, checked on every rank before any data
+// is read, down to whether the outputs can be written.
+Resolved configure(const TrainConfig& c, const CountedComm& comm) {
   Resolved r = resolve(c);
-  check_output_paths(world, {{"--save-model", c.save_model},
-                             {"--profile", c.profile},
-                             {"--checkpoint", c.checkpoint, OutputPath::directory}});
+  check_output_paths(comm.raw(), {{"--save-model", c.save_model},
+                                  {"--profile", c.profile},
+                                  {"--checkpoint", c.checkpoint, OutputPath::directory}});
   try {
     check_parameter_server(c.strategy, c.ps, comm.size());
     int granted = MPI_THREAD_SINGLE;
@@ -129,105 +141,105 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
   }
-  const int workers = training_ranks(c.strategy, c.ps, comm.size());
+  r.workers = training_ranks(c.strategy, c.ps, comm.size());
   spdlog::info("train: model={} strategy={} epochs={} (at most{}) l2={} P={} T={} seed={}", c.model, c.strategy,
                r.sgd.epochs, c.stop.enabled ? ", stopping early" : "", c.l2, comm.size(), r.sgd.threads, r.sgd.seed);
-
   if (r.sgd.threads > 1) {
-    const int cpus = fewest_cpus(world);
+    const int cpus = fewest_cpus(comm.raw());
     if (cpus < r.sgd.threads && comm.rank() == 0)
       spdlog::warn("--threads {} but a rank may run on only {} CPU{} (its affinity mask), so its threads share "
                    "cores; launch with `mpirun --bind-to none`, or `--map-by slot:PE={}` (Open MPI)",
                    r.sgd.threads, cpus, cpus == 1 ? "" : "s", r.sgd.threads);
   }
+  return r;
+}
 
+// Phase 2, load: the training rows (on the ranks that train), their labels, the test
+// rows, the model's memory checked against the node's, and the features renumbered.
+TrainingData load(const TrainConfig& c, const Resolved& r, const CountedComm& comm) {
+  MPI_Comm world = comm.raw();
   const double load_start = MPI_Wtime();
-  LoadOptions load{.zero_based = c.zero_based, .dim = c.dim, .max_memory = parse_max_memory(c.max_memory)};
-  LoadOptions train_load = load;
-  train_load.readers = workers;  // parameter servers hold no rows
-  LoadedData train = load_dataset(c.data, world, train_load);
-  LabelMap labels;
+  const LoadOptions options{.zero_based = c.zero_based, .dim = c.dim, .max_memory = parse_max_memory(c.max_memory)};
+  LoadOptions train_options = options;
+  train_options.readers = r.workers;  // parameter servers hold no rows
+  TrainingData d{load_dataset(c.data, world, train_options), {}, {}, {}};
   if (r.loss.classification()) {
-    labels = agree_on_labels(c.data, train.first_labels, world);
-    to_signs(train.data, labels);
+    d.labels = agree_on_labels(c.data, d.train.first_labels, world);
+    to_signs(d.train.data, d.labels);
   }
-  std::optional<Dataset> test;
-  if (!c.test.empty()) test = load_dataset(c.test, world, load).data;
+  if (!c.test.empty()) d.test = load_dataset(c.test, world, options).data;
   spdlog::info("loaded in {:.3f} s", MPI_Wtime() - load_start);
-  log_partition(train.data, comm);
-  if (test) log_partition(*test, comm);
-  const bool adagrad = r.sgd.schedule == Schedule::adagrad;
-  check_model_memory(world, train.data.dim, adagrad, train.dim_origin);
-  std::optional<FeatureOrder> order;
-  if (c.feature_order == "popularity" && renumbering_fits(train.data, test, world)) {
+  log_partition(d.train.data, comm);
+  if (d.test) log_partition(*d.test, comm);
+  check_model_memory(world, d.train.data.dim, r.adagrad(), d.train.dim_origin);
+  if (c.feature_order == "popularity" && renumbering_fits(d.train.data, d.test, world)) {
     const double start = MPI_Wtime();
-    order = FeatureOrder::by_popularity(train.data, world);
-    order->apply(train.data, r.sgd.threads);
-    if (test) order->apply(*test, r.sgd.threads);
+    d.order = FeatureOrder::by_popularity(d.train.data, world);
+    d.order->apply(d.train.data, r.sgd.threads);
+    if (d.test) d.order->apply(*d.test, r.sgd.threads);
     spdlog::info("features renumbered by popularity in {:.3f} s", MPI_Wtime() - start);
   }
-  settle_step(c, train.data, workers, r, world);
+  return d;
+}
 
-  // Under a parameter server the servers keep the L2 scale and AdaGrad's sums; a rank's
-  // weights only hold the values it was sent (ps/model_copy.h).
-  const bool served = is_parameter_server(c.strategy);
-  Weights w(train.data.dim, served ? 0 : c.l2, adagrad && !served, r.sgd.threads);
-  std::unique_ptr<Strategy> strategy;
+// Phase 3, build the strategy, from the flags of its family and the settled step.
+std::unique_ptr<Strategy> build_strategy(const TrainConfig& c, const Resolved& r, const Dataset& train,
+                                         CountedComm& comm) {
   try {
     SparsifyOptions sparsify = c.sparsify;
     sparsify.seed = r.sgd.seed;
-    StrategyContext context{comm, train.data.dim, c.collective, sparsify, c.topk};
+    StrategyContext context{comm, train.dim, c.collective, sparsify, c.topk};
     context.ps = c.ps;
     context.ps.l2 = c.l2;
-    context.ps.adagrad = adagrad;
+    context.ps.adagrad = r.adagrad();
     context.ps.threads = r.sgd.threads;
     context.ps.batch = r.sgd.batch;
-    context.train = &train.data;
-    strategy = make_strategy(c.strategy, context);
+    context.train = &train;
+    return make_strategy(c.strategy, context);
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
   }
-  Trainer trainer(train.data, r.loss, w, *strategy, comm, r.sgd);
-  spdlog::info("{} steps per epoch", trainer.steps_per_epoch());
-  // Checkpoints record the step this run resolved, and the feature order it used (a cache
-  // too large to copy keeps the file's), so a resume refuses another one.
+}
+
+// Checkpoints record the step this run resolved, and the feature order it used (a cache
+// too large to copy keeps the file's), so a resume refuses another one.
+TrainConfig as_settled(const TrainConfig& c, const Resolved& r, const TrainingData& d) {
   TrainConfig settled = c;
   settled.sgd = r.sgd;
-  settled.feature_order = order ? "popularity" : "file";
-  RunCheckpoints checkpoints(settled, world, train.data);
-  EarlyStop stopper(c.stop);
-  const int done = checkpoints.resume(w, *strategy, trainer, stopper);
-  if (stopper.stopped() && comm.rank() == 0)
-    spdlog::info("the resumed run had stopped early after epoch {}: {}", done, stopper.reason());
+  settled.feature_order = d.order ? "popularity" : "file";
+  return settled;
+}
 
-  std::optional<ProfileWriter> profile;
-  if (!c.profile.empty())
-    run_on_root(world, 0, [&] { profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification(), served}); });
-  if (comm.rank() == 0) print_profile_header(stdout, r.loss.classification());
+// The end of an epoch in the loop: its summary on rank 0's table and profile, the test
+// set's loss and accuracy, and the early stop's decision, alike on every rank.
+void end_epoch(int epoch, const EpochRecord& record, const Resolved& r, const TrainingData& d, const Weights& w,
+               std::optional<ProfileWriter>& profile, EarlyStop& stopper, const CountedComm& comm) {
+  MPI_Comm world = comm.raw();
+  EpochSummary summary = [&] {
+    WaitScope waiting("the epoch-end summary");
+    EpochSummary s = summarize_epoch(epoch, record, world);
+    // The loss is reduced onto rank 0 only; every rank decides from the same bits.
+    MPI_Bcast(&s.train_loss, 1, MPI_DOUBLE, 0, world);
+    return s;
+  }();
+  if (d.test)
+    summary.test = evaluate(*d.test, r.loss, d.labels, r.sgd.threads, world, [&w](auto index, auto value) {
+                     return w.dot_known(index, value);
+                   }).result;
+  if (comm.rank() == 0) print_profile_row(stdout, summary);
+  if (profile) profile->write(summary);  // in memory until commit(): nothing to agree on
+  const double loss = summary.train_loss;  // rank 0's bits on every rank
+  if (stopper.after_epoch(loss) && comm.rank() == 0)
+    spdlog::info("stopped after epoch {} of at most {}: {}", epoch, r.sgd.epochs, stopper.reason());
+  if (!std::isfinite(loss) && comm.rank() == 0)
+    spdlog::warn("epoch {}: the training loss is {}: the step diverged; give a smaller --lr", epoch, loss);
+}
 
-  for (int epoch = done + 1; epoch <= r.sgd.epochs && !stopper.stopped(); ++epoch) {
-    EpochRecord record = trainer.run_epoch(epoch);
-    EpochSummary summary = [&] {
-      WaitScope waiting("the epoch-end summary");
-      EpochSummary s = summarize_epoch(epoch, record, world);
-      // The loss is reduced onto rank 0 only; every rank decides from the same bits.
-      MPI_Bcast(&s.train_loss, 1, MPI_DOUBLE, 0, world);
-      return s;
-    }();
-    if (test)
-      summary.test = evaluate(*test, r.loss, labels, r.sgd.threads, world, [&w](auto index, auto value) {
-                       return w.dot_known(index, value);
-                     }).result;
-    if (comm.rank() == 0) print_profile_row(stdout, summary);
-    if (profile) profile->write(summary);  // in memory until commit(): nothing to agree on
-    const double loss = summary.train_loss;  // rank 0's bits on every rank
-    if (stopper.after_epoch(loss) && comm.rank() == 0)
-      spdlog::info("stopped after epoch {} of at most {}: {}", epoch, r.sgd.epochs, stopper.reason());
-    if (!std::isfinite(loss) && comm.rank() == 0)
-      spdlog::warn("epoch {}: the training loss is {}: the step diverged; give a smaller --lr", epoch, loss);
-    checkpoints.after_epoch(epoch, w, *strategy, trainer, stopper, record.wall_s);
-  }
-
+// Phase 5, finish: the ranks' models checked to be one, then the model and the profile
+// written.
+void finish(const TrainConfig& c, const Resolved& r, const TrainingData& d, const Weights& w,
+            std::optional<ProfileWriter>& profile, const CountedComm& comm) {
+  MPI_Comm world = comm.raw();
   // Every rank applied the same combined updates in the same order: the bits must agree.
   const uint64_t h = w.hash();
   const auto bits = std::bit_cast<int64_t>(h);
@@ -240,14 +252,51 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
 
   if (!c.save_model.empty())
     run_on_root(world, 0, [&] {
-      std::vector<double> values = order ? order->to_file_order(w.values()) : w.values();
-      save_model(c.save_model, LinearModel{r.loss.classification(), r.loss.kind, labels, -1, std::move(values)});
+      std::vector<double> values = d.order ? d.order->to_file_order(w.values()) : w.values();
+      save_model(c.save_model, LinearModel{r.loss.classification(), r.loss.kind, d.labels, -1, std::move(values)});
       spdlog::info("model written to {}", c.save_model);
     });
   if (!c.profile.empty()) run_on_root(world, 0, [&] {
       profile->commit();
       spdlog::info("profile written to {}", c.profile);
     });
+}
+
+}  // namespace
+
+void run_train(const TrainConfig& c, MPI_Comm world) {
+  CountedComm comm(world);
+  Resolved r = configure(c, comm);
+  TrainingData data = load(c, r, comm);
+  settle_step(c, data.train.data, r, world);
+
+  // Under a parameter server the servers keep the L2 scale and AdaGrad's sums; a rank's
+  // weights only hold the values it was sent (ps/model_copy.h).
+  const bool served = is_parameter_server(c.strategy);
+  Weights w(data.train.data.dim, served ? 0 : c.l2, r.adagrad() && !served, r.sgd.threads);
+  std::unique_ptr<Strategy> strategy = build_strategy(c, r, data.train.data, comm);
+  Trainer trainer(data.train.data, r.loss, w, *strategy, comm, r.sgd);
+  spdlog::info("{} steps per epoch", trainer.steps_per_epoch());
+
+  // Phase 4, the epoch loop, from where a checkpoint left off.
+  RunCheckpoints checkpoints(as_settled(c, r, data), world, data.train.data);
+  EarlyStop stopper(c.stop);
+  const int done = checkpoints.resume(w, *strategy, trainer, stopper);
+  if (stopper.stopped() && comm.rank() == 0)
+    spdlog::info("the resumed run had stopped early after epoch {}: {}", done, stopper.reason());
+  std::optional<ProfileWriter> profile;
+  if (!c.profile.empty())
+    run_on_root(world, 0, [&] {
+      profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification(), served});
+    });
+  if (comm.rank() == 0) print_profile_header(stdout, r.loss.classification());
+  for (int epoch = done + 1; epoch <= r.sgd.epochs && !stopper.stopped(); ++epoch) {
+    const EpochRecord record = trainer.run_epoch(epoch);
+    end_epoch(epoch, record, r, data, w, profile, stopper, comm);
+    checkpoints.after_epoch(epoch, w, *strategy, trainer, stopper, record.wall_s);
+  }
+
+  finish(c, r, data, w, profile, comm);
 }
 
 }  // namespace mpisgd
