@@ -11,9 +11,9 @@
 #include <mpi.h>
 
 #include "data/load_dataset.h"
+#include "jobs/train_job.h"
 #include "model/model_file.h"
 #include "mpi_test_util.h"
-#include "jobs/train_job.h"
 #include "sgd/evaluate.h"
 
 namespace mpisgd::test {
@@ -80,6 +80,13 @@ inline double relative_difference(const std::string& model, const std::string& r
   MPI_Bcast(&diff, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   return diff;
 }
+
+// ps-async's model depends on the order its pushes arrive in, which the scheduler decides:
+// how close it comes to ps-sync's accuracy on these small sets moved by several points
+// when the machine was busy. What holds whatever the order is that it learns: above this,
+// where predicting the majority class scores 0.66-0.68 on these test sets and ps-sync
+// above 0.85. The e2e test ps_convergence.sh compares it with allreduce on a larger set.
+constexpr double kAsyncLearned = 0.8;
 
 inline double accuracy(const std::string& model_path, const std::string& data) {
   LinearModel m = load_model(model_path);

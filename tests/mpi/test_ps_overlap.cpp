@@ -6,10 +6,10 @@
 
 #include <filesystem>
 
+#include "jobs/train_job.h"
 #include "mpi_test_util.h"
 #include "ps/ps_config.h"
 #include "ps_test_util.h"
-#include "jobs/train_job.h"
 
 using namespace mpisgd;
 using namespace mpisgd::test;
@@ -90,7 +90,7 @@ TEST_CASE("--overlap with M > 0: ps-sync does not depend on timing, and every va
       c.ps.drop_rate = drop_rate;
       c.save_model = dir + "/async.model";
       run_train(c, MPI_COMM_WORLD);
-      REQUIRE(on_all_ranks(accuracy(dir + "/async.model", test) > plain - 0.03));
+      REQUIRE(on_all_ranks(accuracy(dir + "/async.model", test) > kAsyncLearned));
     }
   }
 }

@@ -9,9 +9,9 @@
 
 #include "comm/job_error.h"
 #include "data/load_dataset.h"
+#include "jobs/train_job.h"
 #include "model/model_file.h"
 #include "mpi_test_util.h"
-#include "jobs/train_job.h"
 #include "sgd/evaluate.h"
 #include "strategies/strategy.h"
 
