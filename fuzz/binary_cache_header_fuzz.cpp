@@ -3,7 +3,7 @@
 // its checksum made right, so that the fuzzer reaches the size and layout checks behind
 // the CRC. CacheHeaderError and std::runtime_error (another version) are expected
 // answers; a crash or a sanitizer report is a bug, and so is a header accepted with
-// sizes its file cannot hold.
+// sizes its file cannot hold, or a file starting with the magic not taken for a cache.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +31,11 @@ void check(const CacheHeader& h, uint64_t size) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // Any bytes, read as whatever a file may start with: an intact header always starts
+  // like a cache.
+  const bool looks_like_cache = starts_like_cache(reinterpret_cast<const char*>(data), size);
+  if (size >= sizeof kCacheMagic && std::memcmp(data, kCacheMagic, sizeof kCacheMagic) == 0 && !looks_like_cache)
+    std::abort();
   CacheHeader h{};
   std::memcpy(&h, data, std::min(size, sizeof h));
   check(h, size);
