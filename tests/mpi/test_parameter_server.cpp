@@ -15,6 +15,7 @@
 #include "comm/job_error.h"
 #include "data/labels.h"
 #include "data/load_dataset.h"
+#include "forwarding_strategy.h"
 #include "jobs/train_job.h"
 #include "model/model_file.h"
 #include "mpi_test_util.h"
@@ -40,28 +41,17 @@ void train_on_first(int ranks, const TrainConfig& c) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// Forwards to a strategy, sleeping in each of this rank's steps when `slow`.
-class SlowWorker final : public Strategy {
+// Sleeps in each of this rank's steps when `slow`, between its pull and its push, so that
+// the others' pushes make its own stale.
+class SlowWorker final : public ForwardingStrategy {
  public:
-  SlowWorker(std::unique_ptr<Strategy> inner, bool slow) : inner_(std::move(inner)), slow_(slow) {}
-  Role role() const override { return inner_->role(); }
-  void serve(int epoch) override { inner_->serve(epoch); }
-  bool lockstep() const override { return inner_->lockstep(); }
-  bool another_step(uint64_t taken, uint64_t own) const override { return inner_->another_step(taken, own); }
-  void before_epoch(int epoch) override { inner_->before_epoch(epoch); }
-  void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
-    inner_->refresh(data, batch, w);
-  }
-  // Between its pull and its push, so that the others' pushes make its own stale.
+  SlowWorker(std::unique_ptr<Strategy> inner, bool slow) : ForwardingStrategy(std::move(inner)), slow_(slow) {}
   uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
     if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(3));
-    return inner_->exchange(local, eta, w);
+    return ForwardingStrategy::exchange(local, eta, w);
   }
-  void after_epoch(int epoch, Weights& w) override { inner_->after_epoch(epoch, w); }
-  void add_to_record(EpochRecord& record) override { inner_->add_to_record(record); }
 
  private:
-  std::unique_ptr<Strategy> inner_;
   bool slow_;
 };
 

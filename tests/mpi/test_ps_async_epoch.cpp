@@ -8,6 +8,7 @@
 
 #include "data/labels.h"
 #include "data/load_dataset.h"
+#include "forwarding_strategy.h"
 #include "mpi_test_util.h"
 #include "sgd/trainer.h"
 #include "strategies/strategy.h"
@@ -32,34 +33,25 @@ std::string separable_file(int rows, unsigned seed) {
 // its epoch: the straggler at its most extreme, so the shares the test checks are decided
 // by the strategy, not by how the scheduler shares the cores. (ps-sync would wait for
 // rank 0 forever, so only ps-async is held.)
-class HeldBack final : public Strategy {
+class HeldBack final : public ForwardingStrategy {
  public:
-  HeldBack(std::unique_ptr<Strategy> inner, int workers) : inner_(std::move(inner)), workers_(workers) {
+  HeldBack(std::unique_ptr<Strategy> inner, int workers) : ForwardingStrategy(std::move(inner)), workers_(workers) {
     MPI_Comm_dup(MPI_COMM_WORLD, &side_);
   }
   ~HeldBack() override { MPI_Comm_free(&side_); }
   HeldBack(const HeldBack&) = delete;
   HeldBack& operator=(const HeldBack&) = delete;
 
-  Role role() const override { return inner_->role(); }
-  void serve(int epoch) override { inner_->serve(epoch); }
-  bool lockstep() const override { return inner_->lockstep(); }
-  bool another_step(uint64_t taken, uint64_t own) const override { return inner_->another_step(taken, own); }
-  void before_epoch(int epoch) override { inner_->before_epoch(epoch); }
   void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
     wait_for_the_others();
-    inner_->refresh(data, batch, w);
-  }
-  uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
-    return inner_->exchange(local, eta, w);
+    ForwardingStrategy::refresh(data, batch, w);
   }
   void after_epoch(int epoch, Weights& w) override {
     const int rank = world_rank();
     if (rank > 0 && rank < workers_) MPI_Send(nullptr, 0, MPI_BYTE, 0, 0, side_);
     wait_for_the_others();
-    inner_->after_epoch(epoch, w);
+    ForwardingStrategy::after_epoch(epoch, w);
   }
-  void add_to_record(EpochRecord& record) override { inner_->add_to_record(record); }
 
  private:
   void wait_for_the_others() {
@@ -68,7 +60,6 @@ class HeldBack final : public Strategy {
     released_ = true;
   }
 
-  std::unique_ptr<Strategy> inner_;
   int workers_;
   MPI_Comm side_ = MPI_COMM_NULL;
   bool released_ = false;
