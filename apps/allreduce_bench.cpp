@@ -55,6 +55,8 @@
 #include "comm/extrema.h"
 #include "comm/log.h"
 #include "comm/thread_level.h"
+#include "profile/quantile.h"
+#include "sparse/sample.h"
 #include "sparse/stream.h"
 #include "sparse/stream_sum.h"
 
@@ -88,22 +90,6 @@ struct Options {
 // ---------------------------------------------------------------------------------------
 // Inputs
 
-class Bitmap {
- public:
-  explicit Bitmap(uint64_t n) : words_((n + 63) / 64, 0) {}
-  // Sets bit i; returns whether it was clear.
-  bool insert(uint64_t i) {
-    uint64_t& w = words_[i / 64];
-    const uint64_t bit = uint64_t{1} << (i % 64);
-    if (w & bit) return false;
-    w |= bit;
-    return true;
-  }
-
- private:
-  std::vector<uint64_t> words_;
-};
-
 // k distinct indices of [0, n), ascending. uniform: every k-subset equally likely (Floyd's
 // algorithm). powerlaw: floor(n u^skew) for u uniform in [0, 1): index i is drawn with
 // probability ~ (i/n)^(1/skew - 1), so low indices are much more popular and the ranks'
@@ -111,30 +97,22 @@ class Bitmap {
 // there are k (after many rounds, uniform draws fill in the rest).
 std::vector<uint32_t> draw_indices(uint32_t n, uint64_t k, const std::string& dist, double skew,
                                    std::mt19937_64& rng) {
+  if (dist == "uniform") return distinct_indices(n, k, rng);
   std::vector<uint32_t> out;
   out.reserve(k);
-  Bitmap seen(n);
-  if (dist == "uniform") {
-    for (uint64_t j = n - k; j < n; ++j) {
-      const uint64_t t = std::uniform_int_distribution<uint64_t>(0, j)(rng);
-      const uint64_t pick = seen.insert(t) ? t : j;
-      if (pick == j) seen.insert(j);
-      out.push_back(static_cast<uint32_t>(pick));
+  IndexBitmap seen(n);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int round = 0; out.size() < k && round < 64; ++round) {
+    for (uint64_t missing = k - out.size(); missing > 0; --missing) {
+      const auto i = static_cast<uint64_t>(static_cast<double>(n) * std::pow(unit(rng), skew));
+      const uint64_t idx = std::min<uint64_t>(i, n - 1);
+      if (seen.insert(idx)) out.push_back(static_cast<uint32_t>(idx));
     }
-  } else {
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
-    for (int round = 0; out.size() < k && round < 64; ++round) {
-      for (uint64_t missing = k - out.size(); missing > 0; --missing) {
-        const auto i = static_cast<uint64_t>(static_cast<double>(n) * std::pow(unit(rng), skew));
-        const uint64_t idx = std::min<uint64_t>(i, n - 1);
-        if (seen.insert(idx)) out.push_back(static_cast<uint32_t>(idx));
-      }
-    }
-    std::uniform_int_distribution<uint32_t> any(0, n - 1);
-    while (out.size() < k) {
-      const uint32_t idx = any(rng);
-      if (seen.insert(idx)) out.push_back(idx);
-    }
+  }
+  std::uniform_int_distribution<uint32_t> any(0, n - 1);
+  while (out.size() < k) {
+    const uint32_t idx = any(rng);
+    if (seen.insert(idx)) out.push_back(idx);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -142,15 +120,6 @@ std::vector<uint32_t> draw_indices(uint32_t n, uint64_t k, const std::string& di
 
 // ---------------------------------------------------------------------------------------
 // Small helpers
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 std::string human_bytes(double b) {
   if (!std::isfinite(b)) return "-";

@@ -73,22 +73,19 @@
 #include <string>
 #include <vector>
 
+#include "sparse/random.h"
+
 namespace {
 
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-
-uint64_t mix(uint64_t z) {  // splitmix64 finaliser: a bijection with full avalanche
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+using mpisgd::kGolden;
+using mpisgd::mix64;
 
 // Uniform in (0, 1], never 0, so that logs and negative powers stay finite.
 double unit(uint64_t h) { return double((h >> 11) + 1) * 0x1p-53; }
 
 struct Rng {  // splitmix64: one stream per row, started at a hash of the row
   uint64_t s;
-  uint64_t next() { return mix(s += kGolden); }
+  uint64_t next() { return mpisgd::splitmix64(s); }
 };
 
 struct KindSpec {
@@ -127,7 +124,7 @@ struct Spread {
   uint64_t n = 1, a = 1, c = 0, barrett = 0;
   Spread() = default;
   Spread(uint32_t base_, uint64_t n_, uint64_t key)
-      : base(base_), n(n_), c(mix(key) % n_), barrett(~uint64_t(0) / n_) {
+      : base(base_), n(n_), c(mix64(key) % n_), barrett(~uint64_t(0) / n_) {
     // A multiplier near n/phi sends neighbouring ranks far apart.
     a = static_cast<uint64_t>(double(n) * 0.6180339887498949) | 1;
     while (std::gcd(a, n) != 1) a += 2;
@@ -196,7 +193,7 @@ class Generator {
  public:
   Generator(const KindSpec& spec, uint64_t seed, int kind_id, uint32_t features, uint32_t nnz)
       : spec_(spec), webspam_(kind_id == 1) {
-    key_ = mix(mix(mix(seed) ^ (uint64_t(kind_id) << 32 | features)) ^ nnz);
+    key_ = mix64(mix64(mix64(seed) ^ (uint64_t(kind_id) << 32 | features)) ^ nnz);
     uint64_t lo = std::max<uint64_t>(1, std::llround(nnz * (1 - spec.nnz_spread)));
     uint64_t hi = std::max<uint64_t>(lo, std::llround(nnz * (1 + spec.nnz_spread)));
     len_lo_ = static_cast<uint32_t>(lo);
@@ -217,7 +214,7 @@ class Generator {
   }
 
   void row(uint64_t i, Row& r) const {
-    uint64_t state = mix(key_ + i * kGolden);
+    uint64_t state = mix64(key_ + i * kGolden);
     Rng rng{state};
     r.idx.clear();
     r.val.clear();
@@ -257,7 +254,7 @@ class Generator {
     r.margin = 0;
     for (size_t j = 0; j < drawn.size(); ++j)
       r.margin += weight(r.idx[j], static_cast<uint32_t>(drawn[j])) * r.val[j];
-    double u = unit(mix(state ^ 0x4E4F495345000000ull));
+    double u = unit(mix64(state ^ 0x4E4F495345000000ull));
     r.noise = std::log(u / (1 - u + 0x1p-53));
   }
 
@@ -286,7 +283,7 @@ class Generator {
 
   double weight(uint32_t f, uint32_t rank) const {
     if (f >= real_block_ && rank >= model_ranks_) return 0;
-    uint64_t h = mix(key_ ^ (0x5745494748540000ull + f));
+    uint64_t h = mix64(key_ ^ (0x5745494748540000ull + f));
     if (h & 1) return 0;
     // Irwin-Hall: four 15-bit uniforms make a near-normal weight, mean 0, variance 1.
     double s = double((h >> 1) & 0x7FFF) + double((h >> 16) & 0x7FFF) +

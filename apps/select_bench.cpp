@@ -52,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "profile/quantile.h"
 #include "sparse/random.h"
 #include "sparse/topk_select.h"
 
@@ -138,16 +139,6 @@ Calls run_calls(Inputs& in, uint64_t first, uint64_t last, const std::function<s
     out.kept.push_back(kept);
   }
   return out;
-}
-
-// The q-quantile, linear between order statistics.
-template <class T>
-double quantile(std::vector<T> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<size_t>(at);
-  if (i + 1 >= v.size()) return static_cast<double>(v.back());
-  return static_cast<double>(v[i]) + (at - static_cast<double>(i)) * static_cast<double>(v[i + 1] - v[i]);
 }
 
 struct Row {

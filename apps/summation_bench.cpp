@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "sparse/sample.h"
 #include "sparse/stream.h"
 #include "sparse/stream_sum.h"
 
@@ -50,29 +51,6 @@ struct Options {
   std::string csv;
 };
 
-// k distinct indices of [0, n), uniform (Floyd's algorithm), ascending.
-std::vector<uint32_t> draw(uint32_t n, uint64_t k, std::mt19937_64& rng) {
-  std::vector<uint64_t> seen((n + 63) / 64, 0);
-  auto insert = [&](uint64_t i) {
-    const uint64_t bit = uint64_t{1} << (i % 64);
-    const bool fresh = !(seen[i / 64] & bit);
-    seen[i / 64] |= bit;
-    return fresh;
-  };
-  std::vector<uint32_t> out;
-  out.reserve(k);
-  for (uint64_t j = n - k; j < n; ++j) {
-    const uint64_t t = std::uniform_int_distribution<uint64_t>(0, j)(rng);
-    if (insert(t)) {
-      out.push_back(static_cast<uint32_t>(t));
-    } else {
-      insert(j);
-      out.push_back(static_cast<uint32_t>(j));
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -164,7 +142,7 @@ int run(const Options& o) {
       std::vector<V> va(k), vb(k);
       for (auto& v : va) v = static_cast<V>(val(rng));
       for (auto& v : vb) v = static_cast<V>(val(rng));
-      const std::vector<uint32_t> ia = draw(n, k, rng), ib = draw(n, k, rng);
+      const std::vector<uint32_t> ia = distinct_indices(n, k, rng), ib = distinct_indices(n, k, rng);
       encode<V>(ia, va, range, sw, a0);
       encode<V>(ib, vb, range, sw, b0);
       if (a0.is_dense() || b0.is_dense()) {

@@ -1,6 +1,8 @@
 #pragma once
 // Helpers for tests that run on every rank of MPI_COMM_WORLD.
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +23,12 @@ inline int world_size() {
   int s = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &s);
   return s;
+}
+
+// How many indices of [0, n) a density asks for: at least one for any density above 0.
+inline uint64_t items(double density, uint32_t n) {
+  if (density <= 0 || n == 0) return 0;
+  return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(density * n)));
 }
 
 // A REQUIRE that fails on one rank only would leave the others waiting in the next

@@ -23,6 +23,7 @@
 #include "collectives/collective_util.h"
 #include "collectives/sparse_allreduce.h"
 #include "mpi_test_util.h"
+#include "sparse/sample.h"
 #include "sparse/stream_sum.h"
 
 using namespace mpisgd;
@@ -65,30 +66,6 @@ const std::vector<Pattern>& all_patterns() {
   return patterns;
 }
 
-// k distinct indices of [0, n), ascending.
-std::vector<uint32_t> choose(std::mt19937_64& rng, uint32_t n, uint64_t k) {
-  std::vector<uint32_t> out;
-  if (k >= n) {
-    for (uint32_t i = 0; i < n; ++i) out.push_back(i);
-    return out;
-  }
-  // Selection sampling (Knuth's algorithm S): exact k, ascending, one pass.
-  std::uniform_real_distribution<double> u(0, 1);
-  uint64_t left = k;
-  for (uint32_t i = 0; i < n && left > 0; ++i) {
-    if (u(rng) * static_cast<double>(n - i) < static_cast<double>(left)) {
-      out.push_back(i);
-      --left;
-    }
-  }
-  return out;
-}
-
-uint64_t items(double density, uint32_t n) {
-  if (density <= 0 || n == 0) return 0;
-  return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(density * n)));
-}
-
 template <class V>
 Contribution<V> contribution(const Pattern& pattern, uint32_t n, int rank, int size, uint64_t seed) {
   std::mt19937_64 shared(seed), own(seed * 7919 + static_cast<uint64_t>(rank) + 1);
@@ -96,10 +73,10 @@ Contribution<V> contribution(const Pattern& pattern, uint32_t n, int rank, int s
   switch (pattern.kind) {
     case Kind::kRandom:
     case Kind::kMixed:
-      c.index = choose(own, n, items(pattern.density, n));
+      c.index = distinct_indices(n, items(pattern.density, n), own);
       break;
     case Kind::kIdentical:
-      c.index = choose(shared, n, items(pattern.density, n));
+      c.index = distinct_indices(n, items(pattern.density, n), shared);
       break;
     case Kind::kDisjoint: {
       // The owner of index i is a shared random rank; this rank keeps a share of its own.

@@ -23,13 +23,13 @@
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "collectives/topk_allreduce.h"
 #include "mpi_test_util.h"
-#include "stream_test_util.h"
+#include "sparse/sample.h"
 #include "sparse/stream_sum.h"
+#include "stream_test_util.h"
 
 using namespace mpisgd;
 using namespace mpisgd::test;
@@ -48,21 +48,6 @@ const char* name(Kind kind) {
   return names[static_cast<int>(kind)];
 }
 
-// `count` distinct indices of [lo, hi), ascending.
-std::vector<uint32_t> choose(std::mt19937_64& rng, uint32_t lo, uint32_t hi, uint32_t count) {
-  std::vector<uint32_t> out;
-  if (count >= hi - lo) {
-    for (uint32_t i = lo; i < hi; ++i) out.push_back(i);
-    return out;
-  }
-  std::uniform_int_distribution<uint32_t> pick(lo, hi - 1);
-  std::unordered_set<uint32_t> seen;
-  while (seen.size() < count) seen.insert(pick(rng));
-  out.assign(seen.begin(), seen.end());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // This rank's selection for one call: integer values of magnitude 1 to `top` (so that sums
 // over 13 ranks stay exact in float), random signs. Indices below `hot_end` get magnitudes
 // above `top` instead, so that the global top k clusters there.
@@ -75,17 +60,18 @@ Stream<V> selection(Kind kind, uint32_t n, uint32_t count, uint64_t seed, int to
     switch (kind) {
       case Kind::kUniform:
       case Kind::kMixedDense:
-        index = choose(rng, 0, n, count);
+        index = distinct_indices(n, count, rng);
         break;
       case Kind::kSomeEmpty:
-        if (rank % 3 == 0) index = choose(rng, 0, n, count);
+        if (rank % 3 == 0) index = distinct_indices(n, count, rng);
         break;
       case Kind::kAllEmpty:
         break;
       case Kind::kHotWindow: {
         const uint32_t width = std::max<uint32_t>(1, n / 8);
         const auto start = static_cast<uint32_t>(seed % 8 * (n - width) / 7);
-        index = choose(rng, start, start + width, count);
+        index = distinct_indices(width, count, rng);
+        for (uint32_t& i : index) i += start;
         break;
       }
     }

@@ -32,8 +32,9 @@
 
 #include "collectives/topk_allreduce.h"
 #include "mpi_test_util.h"
-#include "stream_test_util.h"
+#include "sparse/sample.h"
 #include "sparse/stream_sum.h"
+#include "stream_test_util.h"
 
 using namespace mpisgd;
 using namespace mpisgd::test;
@@ -111,25 +112,6 @@ const std::vector<Pattern>& all_patterns() {
   return patterns;
 }
 
-// k distinct indices of [0, n), ascending (Knuth's selection sampling).
-std::vector<uint32_t> choose(std::mt19937_64& rng, uint32_t n, uint64_t k) {
-  std::vector<uint32_t> out;
-  std::uniform_real_distribution<double> u(0, 1);
-  uint64_t left = std::min<uint64_t>(k, n);
-  for (uint32_t i = 0; i < n && left > 0; ++i) {
-    if (u(rng) * static_cast<double>(n - i) < static_cast<double>(left)) {
-      out.push_back(i);
-      --left;
-    }
-  }
-  return out;
-}
-
-uint64_t items(double density, uint32_t n) {
-  if (density <= 0 || n == 0) return 0;
-  return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(density * n)));
-}
-
 // The per-rank budget k a selection of the pattern aimed at; the same on every rank.
 uint64_t budget(const Pattern& pattern, uint32_t n, int size) {
   return pattern.kind == Kind::kDisjoint ? items(pattern.density / size, n) : items(pattern.density, n);
@@ -151,13 +133,13 @@ Contribution<V> contribution(const Pattern& pattern, uint32_t n, int rank, int s
   Contribution<V> c;
   switch (pattern.kind) {
     case Kind::kRandom:
-      c.index = choose(own, n, items(pattern.density, n));
+      c.index = distinct_indices(n, items(pattern.density, n), own);
       break;
     case Kind::kSomeEmpty:
-      if (rank % 3 == 0) c.index = choose(own, n, items(pattern.density, n));
+      if (rank % 3 == 0) c.index = distinct_indices(n, items(pattern.density, n), own);
       break;
     case Kind::kIdentical:
-      c.index = choose(shared, n, items(pattern.density, n));
+      c.index = distinct_indices(n, items(pattern.density, n), shared);
       break;
     case Kind::kDisjoint: {
       std::uniform_int_distribution<int> owner(0, size - 1);
@@ -415,7 +397,7 @@ TEMPLATE_TEST_CASE("top-k: bytes sent per rank and call lie in Table 1's band", 
   const int calls = 4;
   std::mt19937_64 rng(11 + static_cast<uint64_t>(rank));
   Contribution<V> mine;
-  mine.index = choose(rng, n, k);
+  mine.index = distinct_indices(n, k, rng);
   // Magnitudes without ties here: a threshold selection keeps every sum tied with the k-th
   // largest, and small integers tie by the hundred.
   std::uniform_real_distribution<double> magnitude(0.1, 1.0);

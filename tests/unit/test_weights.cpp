@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/weights.h"
+#include "sparse/sample.h"
 
 using namespace mpisgd;
 
@@ -22,12 +23,8 @@ struct SparseG {
 
 // k distinct sorted indices in [0, dim) with non-zero values.
 SparseG random_sparse(std::mt19937_64& rng, uint32_t dim, uint32_t k) {
-  std::vector<uint32_t> all(dim);
-  for (uint32_t i = 0; i < dim; ++i) all[i] = i;
-  std::shuffle(all.begin(), all.end(), rng);
   SparseG g;
-  g.index.assign(all.begin(), all.begin() + std::min(k, dim));
-  std::sort(g.index.begin(), g.index.end());
+  g.index = distinct_indices(dim, k, rng);
   std::uniform_real_distribution<float> u(-2, 2);
   for (size_t j = 0; j < g.index.size(); ++j) {
     float x = u(rng);
