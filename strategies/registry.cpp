@@ -1,6 +1,6 @@
 #include "strategies/strategy.h"
 
-#include <stdexcept>
+#include "comm/find_by_name.h"
 
 namespace mpisgd {
 
@@ -49,12 +49,7 @@ const std::vector<StrategyInfo>& strategy_registry() {
 }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, const StrategyContext& context) {
-  std::string known;
-  for (const auto& info : strategy_registry()) {
-    if (info.name == name) return info.make(context);
-    known += (known.empty() ? "" : ", ") + info.name;
-  }
-  throw std::invalid_argument("unknown strategy '" + name + "' (known: " + known + ")");
+  return find_by_name(strategy_registry(), name, "strategy").make(context);
 }
 
 }  // namespace mpisgd

@@ -1,6 +1,5 @@
-#include <stdexcept>
-
 #include "collectives/sparse_allreduce.h"
+#include "comm/find_by_name.h"
 
 namespace mpisgd {
 
@@ -37,12 +36,8 @@ const std::vector<CollectiveInfo<V>>& sparse_allreduce_registry() {
 template <class V>
 std::unique_ptr<SparseAllreduce<V>> make_sparse_allreduce(const std::string& name, CountedComm& comm, uint32_t dim,
                                                           const CollectiveConfig& config) {
-  std::string known;
-  for (const auto& info : sparse_allreduce_registry<V>()) {
-    if (info.name == name) return info.make(comm, dim, tuned(config, comm, sizeof(V)));
-    known += (known.empty() ? "" : ", ") + info.name;
-  }
-  throw std::invalid_argument("unknown allreduce algorithm '" + name + "' (known: " + known + ")");
+  return find_by_name(sparse_allreduce_registry<V>(), name, "allreduce algorithm")
+      .make(comm, dim, tuned(config, comm, sizeof(V)));
 }
 
 template const std::vector<CollectiveInfo<float>>& sparse_allreduce_registry<float>();

@@ -1,6 +1,5 @@
-#include <stdexcept>
-
 #include "collectives/topk_allreduce.h"
+#include "comm/find_by_name.h"
 
 namespace mpisgd {
 
@@ -30,12 +29,7 @@ const std::vector<TopkCollectiveInfo<V>>& topk_allreduce_registry() {
 template <class V>
 std::unique_ptr<TopkAllreduce<V>> make_topk_allreduce(const std::string& name, CountedComm& comm, uint32_t dim,
                                                       const TopkCollectiveConfig& config) {
-  std::string known;
-  for (const auto& info : topk_allreduce_registry<V>()) {
-    if (info.name == name) return info.make(comm, dim, config);
-    known += (known.empty() ? "" : ", ") + info.name;
-  }
-  throw std::invalid_argument("unknown top-k allreduce algorithm '" + name + "' (known: " + known + ")");
+  return find_by_name(topk_allreduce_registry<V>(), name, "top-k allreduce algorithm").make(comm, dim, config);
 }
 
 template const std::vector<TopkCollectiveInfo<float>>& topk_allreduce_registry<float>();

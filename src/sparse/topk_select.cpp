@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/find_by_name.h"
 #include "comm/state_blob.h"
 #include "sparse/random.h"
 
@@ -580,9 +581,7 @@ std::unique_ptr<TopkSelector> make_topk_selector(std::string_view name, const To
   }
   if (name == "gaussian") return std::make_unique<GaussianSelector>();
   if (name == "sampled") return std::make_unique<SampledSelector>(options.seed);
-  std::string known;
-  for (auto n : kNames) known += (known.empty() ? "" : ", ") + std::string(n);
-  throw std::invalid_argument("unknown top-k selection '" + std::string(name) + "' (known: " + known + ")");
+  throw std::invalid_argument("unknown top-k selection '" + std::string(name) + "' (known: " + names_of(kNames) + ")");
 }
 
 void split_selected(const SparseVector& in, std::span<const uint32_t> kept, SparseVector& sent,
