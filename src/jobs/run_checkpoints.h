@@ -34,7 +34,7 @@ class RunCheckpoints {
                    const EarlyStop& stopper, double epoch_s);
 
  private:
-  const TrainConfig& config_;
+  const TrainConfig config_;  // a copy, so that a caller may pass a temporary (the run's settled flags)
   MPI_Comm comm_;
   int rank_ = 0;
   std::string identity_;
