@@ -19,7 +19,6 @@
 #include "jobs/convert_job.h"
 #include "jobs/predict_job.h"
 #include "jobs/train_job.h"
-#include "sparse/topk_select.h"
 #include "strategies/strategy.h"
 
 namespace {
@@ -30,11 +29,6 @@ std::string strategy_help() {
   std::string help = "how ranks combine their updates:";
   for (const auto& s : mpisgd::strategy_registry()) help += "\n  " + s.name + ": " + s.summary;
   return help;
-}
-
-std::vector<std::string> selection_names() {
-  const auto names = mpisgd::topk_selector_names();
-  return {names.begin(), names.end()};
 }
 
 std::vector<std::string> strategy_names() {
@@ -53,70 +47,13 @@ CLI::App* add_job(CLI::App& app, const std::string& name, const std::string& des
   return cmd;
 }
 
+// --strategy, then each family's own flags (strategies/strategy.h, StrategyFamily).
 void add_strategy_flags(CLI::App& t, mpisgd::TrainConfig& train) {
   t.add_option("--strategy", train.strategy, strategy_help())
       ->transform(cli::one_of(strategy_names()))
       ->capture_default_str();
-  t.add_option("--group-size", train.collective.group_size,
-               "dsar-early: ranks per group that go dense together (a divisor of P is used)")
-      ->transform(cli::positive_whole<int>())
-      ->capture_default_str();
-  t.add_option("--dense-switch", train.collective.dense_switch.density,
-               "sparse strategies: density past which a stream is sent and summed dense (default: derived from "
-               "the network and summation speed measured at start-up)")
-      ->transform(cli::number_from_to(0, 1))
-      ->each([&](const std::string&) { train.collective.tune_dense_switch = false; });
-  t.add_option("--density", train.sparsify.density,
-               "top-k: each rank sends k = ceil(D x N) values of its update, keeping the rest as a residual "
-               "(default for top-k strategies 0.01; sparse strategies stay lossless without it)")
-      ->transform(cli::number_from_to(0, 1));
-  t.add_option("--k", train.sparsify.k, "top-k: values each rank sends per step (instead of --density)")
-      ->transform(cli::positive_whole<uint64_t>());
-  t.add_option("--select", train.sparsify.select,
-               "top-k selection: exact | approx | threshold-reuse | gaussian | sampled (default threshold-reuse)")
-      ->transform(cli::one_of(selection_names()));
-  t.add_option("--reuse-period", train.sparsify.reuse_period,
-               "threshold-reuse and Ok-Topk: steps between exact thresholds, reused in between")
-      ->transform(cli::positive_whole<uint32_t>())
-      ->each([&](const std::string&) { train.topk.reuse_period = train.sparsify.reuse_period; })
-      ->capture_default_str();
-  t.add_option("--repartition-period", train.topk.repartition_period,
-               "oktopk: steps between recomputing the regions that balance the ranks' top-k")
-      ->transform(cli::positive_whole<uint32_t>())
-      ->capture_default_str();
-  t.add_option("--warmup-steps", train.sparsify.warmup_steps,
-               "top-k: steps that send the whole update before sparsifying")
-      ->transform(cli::non_negative_whole<uint64_t>())
-      ->capture_default_str();
-}
-
-void add_parameter_server_flags(CLI::App& t, mpisgd::ParameterServerConfig& ps) {
-  t.add_option_function<std::string>(
-       "--servers",
-       [&ps](const std::string& v) {
-         ps.colocated = v == "colocated";
-         if (!ps.colocated) ps.servers = std::stoi(v);
-       },
-       "ps-sync, ps-async: the last S ranks serve shards of the model and train nothing (default 1); colocated: "
-       "every rank trains and serves 1/P of the model on a second thread (needs MPI_THREAD_MULTIPLE)")
-      ->transform(cli::positive_whole<int>().or_word("colocated"));
-  t.add_option("--max-staleness", ps.max_staleness,
-               "ps-async: a worker runs at most K steps ahead of the slowest (0 waits as ps-sync; default unbounded)")
-      ->transform(cli::non_negative_whole<int64_t>());
-  t.add_option("--drop-rate", ps.drop_rate,
-               "ps-sync, ps-async: pushes and pulls carry only the largest 1 - R of each update, the rest kept as "
-               "residuals (gradient dropping; 0 sends everything)")
-      ->transform(cli::number())  // in [0, 1), checked with the strategy (ps/ps_config.cpp)
-      ->capture_default_str();
-  CLI::Option* overlap = t.add_flag("--overlap", ps.overlap,
-                                    "ps-sync, ps-async: a thread pushes and pulls while the worker computes the next "
-                                    "batches on the values it has (needs MPI_THREAD_MULTIPLE)")
-                             ->transform(cli::boolean());
-  t.add_option("--max-overlap-steps", ps.max_overlap_steps,
-               "--overlap: steps a worker computes while an exchange is in flight (0: none, as without --overlap)")
-      ->transform(cli::non_negative_whole<uint64_t>())
-      ->needs(overlap)
-      ->capture_default_str();
+  for (const mpisgd::StrategyFamily* family : mpisgd::strategy_families())
+    family->declare_flags(t, train.strategy_flags);
 }
 
 void add_step_flags(CLI::App& t, mpisgd::TrainConfig& train) {
@@ -191,7 +128,6 @@ void add_train_flags(CLI::App& t, mpisgd::TrainConfig& train) {
       ->transform(cli::one_of({"logreg", "svm", "linreg"}))
       ->capture_default_str();
   add_strategy_flags(t, train);
-  add_parameter_server_flags(t, train.ps);
   add_step_flags(t, train);
   t.add_option("--profile", train.profile, "per-epoch profile: .csv or .jsonl");
   t.add_option("--save-model", train.save_model, "write the model in LIBLINEAR's format");

@@ -11,7 +11,6 @@ cd "$(dirname "$0")/.."
 
 # Top to bottom; folders on one line share a floor and may include each other.
 floors=(
-  "cli"
   "jobs"
   "sgd"
   "strategies"
@@ -19,7 +18,7 @@ floors=(
   "device"
   "sparse model profile checkpoint"
   "data"
-  "comm"
+  "comm cli"
 )
 
 declare -A floor_of

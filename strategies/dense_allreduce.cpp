@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sparse/error_feedback.h"
 #include "strategies/strategy.h"
 
 namespace mpisgd {
@@ -32,12 +33,24 @@ class DenseAllreduce final : public Strategy {
   std::vector<float> sum_;  // all zero between steps
 };
 
+// No flags of its own; it refuses top-k's, which it could only ignore.
+class DenseFamily final : public StrategyFamily {
+ public:
+  void check(const std::string& /*strategy*/, bool own, const StrategyFlags& flags, int /*ranks*/) const override {
+    if (own && flags.get<SparsifyOptions>().requested())
+      throw std::invalid_argument("--density and --k sparsify the update, which the dense allreduce would send "
+                                  "whole; use a sparse or top-k strategy");
+  }
+};
+
 }  // namespace
 
+const StrategyFamily& dense_family() {
+  static const DenseFamily family;
+  return family;
+}
+
 std::unique_ptr<Strategy> make_dense_allreduce(const StrategyContext& context) {
-  if (context.sparsify.requested())
-    throw std::invalid_argument("--density and --k sparsify the update, which the dense allreduce would send whole; "
-                                "use a sparse or top-k strategy");
   return std::make_unique<DenseAllreduce>(context);
 }
 

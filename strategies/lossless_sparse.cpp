@@ -7,8 +7,11 @@
 // thesis' TopK SGD over SSAR (section 2.4).
 #include <optional>
 
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/flag_values.h"
 #include "collectives/sparse_allreduce.h"
 #include "sparse/error_feedback.h"
 #include "sparse/stream_sum.h"
@@ -20,14 +23,14 @@ namespace {
 
 class LosslessSparse final : public Strategy {
  public:
-  LosslessSparse(const StrategyContext& c, const std::string& algorithm)
-      : comm_(c.comm), algorithm_(algorithm), dim_(c.dim), one_rank_(c.comm.size() == 1 && !c.sparsify.requested()),
-        config_(tuned(c.collective, c.comm, sizeof(float))),
+  LosslessSparse(const StrategyContext& c, const std::string& algorithm, const SparsifyOptions& sparsify)
+      : comm_(c.comm), algorithm_(algorithm), dim_(c.dim), one_rank_(c.comm.size() == 1 && !sparsify.requested()),
+        config_(tuned(c.flags.get<CollectiveConfig>(), c.comm, sizeof(float))),
         allreduce_(make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)), input_(c.dim) {
-    if (!c.sparsify.requested()) return;
-    feedback_.emplace(c.sparsify, c.dim);
+    if (!sparsify.requested()) return;
+    feedback_.emplace(sparsify, c.dim);
     spdlog::info("{} on the top k = {} of N = {} per rank, selection {}", algorithm, feedback_->k(), c.dim,
-                 c.sparsify.select.empty() ? "threshold-reuse" : c.sparsify.select);
+                 sparsify.select.empty() ? "threshold-reuse" : sparsify.select);
   }
 
   uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
@@ -62,10 +65,41 @@ class LosslessSparse final : public Strategy {
   SumStep step_;
 };
 
+// The collectives' flags (CollectiveConfig), which the top-k strategies' warm-up also
+// reads; --density and --k come from the top-k family.
+class LosslessSparseFamily final : public StrategyFamily {
+ public:
+  void declare_flags(CLI::App& t, StrategyFlags& flags) const override {
+    auto& collective = flags.get<CollectiveConfig>();
+    collective.tune_dense_switch = true;  // unless --dense-switch says otherwise
+    t.add_option("--group-size", collective.group_size,
+                 "dsar-early: ranks per group that go dense together (a divisor of P is used)")
+        ->transform(cli::positive_whole<int>())
+        ->capture_default_str();
+    t.add_option("--dense-switch", collective.dense_switch.density,
+                 "sparse strategies: density past which a stream is sent and summed dense (default: derived from "
+                 "the network and summation speed measured at start-up)")
+        ->transform(cli::number_from_to(0, 1))
+        ->each([&collective](const std::string&) { collective.tune_dense_switch = false; });
+  }
+  void identity(const StrategyFlags& flags, std::vector<std::pair<std::string, std::string>>& lines) const override {
+    const auto& c = flags.get<CollectiveConfig>();
+    lines.emplace_back("group-size", fmt::format("{}", c.group_size));
+    lines.emplace_back("dense-switch", c.tune_dense_switch ? "tuned" : fmt::format("{}", c.dense_switch.density));
+  }
+};
+
 }  // namespace
 
+const StrategyFamily& lossless_sparse_family() {
+  static const LosslessSparseFamily family;
+  return family;
+}
+
 std::unique_ptr<Strategy> make_lossless_sparse(const StrategyContext& context, const std::string& algorithm) {
-  return std::make_unique<LosslessSparse>(context, algorithm);
+  SparsifyOptions sparsify = context.flags.get<SparsifyOptions>();
+  sparsify.seed = context.step.seed;
+  return std::make_unique<LosslessSparse>(context, algorithm, sparsify);
 }
 
 }  // namespace mpisgd

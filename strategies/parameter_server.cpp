@@ -41,6 +41,7 @@
 #include "ps/index_set.h"
 #include "ps/model_copy.h"
 #include "ps/overlapped_client.h"
+#include "ps/ps_profile.h"
 #include "ps/shard_client.h"
 #include "ps/shard_map.h"
 #include "ps/shard_server.h"
@@ -59,14 +60,15 @@ SparsifyOptions dropping(double drop_rate) {
 
 class ParameterServer final : public Strategy {
  public:
-  ParameterServer(const StrategyContext& c, const std::string& name, ShardServer::Mode mode)
-      : comm_(c.comm), mode_(mode), workers_(c.comm.size() - c.ps.server_ranks()),
-        first_server_(c.ps.colocated ? 0 : workers_),
-        map_(ShardMap::balance(*c.train, c.ps.batch, c.ps.shards(c.comm.size()), c.comm.raw())), l2_(c.ps.l2),
+  ParameterServer(const StrategyContext& c, const ParameterServerConfig& ps, const std::string& name,
+                  ShardServer::Mode mode)
+      : comm_(c.comm), mode_(mode), workers_(c.comm.size() - ps.server_ranks()),
+        first_server_(ps.colocated ? 0 : workers_),
+        map_(ShardMap::balance(*c.train, ps.batch, ps.shards(c.comm.size()), c.comm.raw())), l2_(ps.l2),
         batch_features_(c.dim) {
-    log_start(name, c.ps);
+    log_start(name, ps);
     Channels channels{comm_.raw(), comm_.raw()};
-    if (c.ps.colocated) {
+    if (ps.colocated) {
       server_comm_.emplace(comm_.raw(), CountedComm::Thread::background);
       replies_.emplace(comm_.raw());
       channels = {server_comm_->raw(), replies_->raw(), true};
@@ -74,22 +76,22 @@ class ParameterServer final : public Strategy {
     const int s = comm_.rank() - first_server_;
     if (s >= 0)
       server_.emplace(server_comm_ ? *server_comm_ : comm_, channels, map_.shard(s), workers_, mode,
-                      c.ps.max_staleness, c.ps);
+                      ps.max_staleness, ps);
     // --overlap: a worker's exchange thread counts on a communicator of its own (made on
     // every rank, as making one is collective); the training thread's waits for it are
     // timed on comm_. While an exchange runs the training thread waits for it outside MPI,
     // so with dedicated servers the exchange keeps MPI's blocking calls; only co-located
     // channels, where two threads of a rank are in MPI at once, poll (channel_waits.h).
-    if (c.ps.overlap) exchange_comm_.emplace(comm_.raw(), CountedComm::Thread::background);
+    if (ps.overlap) exchange_comm_.emplace(comm_.raw(), CountedComm::Thread::background);
     if (comm_.rank() < workers_) {
       client_.emplace(exchange_comm_ ? *exchange_comm_ : comm_, channels, map_, first_server_);
-      if (c.ps.drop_rate > 0) dropping_.emplace(dropping(c.ps.drop_rate), c.dim);
-      if (c.ps.overlap)
-        overlapped_.emplace(*client_, comm_, c.dim, c.ps.max_overlap_steps, mode == ShardServer::Mode::sync,
+      if (ps.drop_rate > 0) dropping_.emplace(dropping(ps.drop_rate), c.dim);
+      if (ps.overlap)
+        overlapped_.emplace(*client_, comm_, c.dim, ps.max_overlap_steps, mode == ShardServer::Mode::sync,
                             dropping_ ? &*dropping_ : nullptr);
     }
     if (mode_ == ShardServer::Mode::async) {
-      uint64_t pushes = client_ ? (c.train->rows() + c.ps.batch - 1) / c.ps.batch : 0;
+      uint64_t pushes = client_ ? (c.train->rows() + ps.batch - 1) / ps.batch : 0;
       MPI_Allreduce(MPI_IN_PLACE, &pushes, 1, MPI_UINT64_T, MPI_SUM, comm_.raw());
       if (server_) server_->share_epoch(pushes);
     }
@@ -172,7 +174,8 @@ class ParameterServer final : public Strategy {
   }
 
   void add_to_record(EpochRecord& record) override {
-    ParameterServerRecord r;
+    ParameterServerRecord& r = record_;
+    r = {};
     r.trains = client_.has_value();
     // The server's and the exchange's threads' traffic, beside what the trainer counted
     // on the main thread.
@@ -196,7 +199,10 @@ class ParameterServer final : public Strategy {
       r.pull_s = c.pull_s;
       r.wait_s = c.wait_s;
     }
-    record.ps = r;
+  }
+  std::vector<std::string> profile_columns() const override { return parameter_server_columns(); }
+  StrategyColumns epoch_columns(MPI_Comm comm) override {
+    return to_columns(summarize_parameter_server(record_, comm));
   }
 
  private:
@@ -267,30 +273,33 @@ class ParameterServer final : public Strategy {
   std::optional<OverlappedClient> overlapped_;
   uint64_t step_ = 0;
   double l2_;
+  ParameterServerRecord record_;  // the last epoch's, for epoch_columns()
   IndexSet batch_features_;
   std::vector<uint32_t> features_, changed_;
   std::vector<float> values_, changed_values_, scratch_;
 };
 
-void check_context(const std::string& name, const StrategyContext& context) {
-  check_parameter_server(name, context.ps, context.comm.size());
-  int granted = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&granted);
-  check_thread_level(context.ps, granted);
-  if (!context.train) throw std::invalid_argument(name + ": the shards are balanced on the training rows, and none were given");
+// The servers take the steps, by the trainer's rules.
+ParameterServerConfig settings(const std::string& name, const StrategyContext& c) {
+  if (!c.train) throw std::invalid_argument(name + ": the shards are balanced on the training rows, and none were given");
+  ParameterServerConfig ps = c.flags.get<ParameterServerConfig>();
+  ps.l2 = c.step.l2;
+  ps.adagrad = c.step.adagrad;
+  ps.threads = c.step.threads;
+  ps.batch = c.step.batch;
+  return ps;
 }
 
 }  // namespace
 
 std::unique_ptr<Strategy> make_ps_sync(const StrategyContext& context) {
-  check_context("ps-sync", context);
-  return std::make_unique<ParameterServer>(context, "ps-sync", ShardServer::Mode::sync);
+  return std::make_unique<ParameterServer>(context, settings("ps-sync", context), "ps-sync", ShardServer::Mode::sync);
 }
 
 std::unique_ptr<Strategy> make_ps_async(const StrategyContext& context) {
-  check_context("ps-async", context);
-  const auto mode = context.ps.max_staleness == 0 ? ShardServer::Mode::sync : ShardServer::Mode::async;
-  return std::make_unique<ParameterServer>(context, "ps-async", mode);
+  const ParameterServerConfig ps = settings("ps-async", context);
+  const auto mode = ps.max_staleness == 0 ? ShardServer::Mode::sync : ShardServer::Mode::async;
+  return std::make_unique<ParameterServer>(context, ps, "ps-async", mode);
 }
 
 }  // namespace mpisgd

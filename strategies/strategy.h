@@ -14,29 +14,41 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "collectives/sparse_allreduce.h"
-#include "collectives/topk_allreduce.h"
+#include <mpi.h>
+
 #include "comm/counted_comm.h"
 #include "comm/state_blob.h"
 #include "data/dataset.h"
 #include "model/weights.h"
 #include "profile/epoch_profile.h"
-#include "ps/ps_config.h"
-#include "sparse/error_feedback.h"
 #include "sparse/sparse_vector.h"
+#include "strategies/strategy_flags.h"
+
+namespace CLI {
+class App;
+}
 
 namespace mpisgd {
+
+// How the trainer takes a step, for strategies that take it elsewhere (parameter servers
+// apply steps on the servers) or draw random numbers (top-k's sampled selections).
+struct StepRules {
+  double l2 = 0;
+  bool adagrad = false;
+  int threads = 1;
+  uint64_t batch = 1;  // rows per worker step
+  uint64_t seed = 1;
+};
 
 // What every strategy is built from.
 struct StrategyContext {
   CountedComm& comm;
   uint32_t dim;
-  CollectiveConfig collective{};  // for strategies built on a sparse collective
-  SparsifyOptions sparsify{};     // top-k with error feedback (--density, --k, --select, ...)
-  TopkCollectiveConfig topk{};    // for strategies built on a top-k collective
-  ParameterServerConfig ps{};     // parameter servers (--servers, --max-staleness, step rules)
+  StrategyFlags flags{};  // each family's settings, as its flags left them
+  StepRules step{};
   const Dataset* train = nullptr;  // this rank's rows (parameter servers balance shards on them)
 };
 
@@ -74,9 +86,15 @@ class Strategy {
   // Returns once `w` holds the whole model, for evaluation and saving (parameter servers
   // gather it from the shards); every rank's `w` is then the same.
   virtual void after_epoch(int /*epoch*/, Weights& /*w*/) {}
-  // Adds the strategy's own measures of the epoch (parameter servers: role, push, pull
-  // and wait times, staleness) to this rank's record.
+  // Adds what the strategy's own threads sent and received in the epoch to this rank's
+  // record, and notes its own measures of the epoch for epoch_columns().
   virtual void add_to_record(EpochRecord& /*record*/) {}
+  // The columns the strategy adds to the profile after the common ones (parameter
+  // servers: roles, push, pull and wait times, staleness); the same on every rank.
+  virtual std::vector<std::string> profile_columns() const { return {}; }
+  // Collective, once an epoch's record is complete: the epoch's values of those columns,
+  // on rank 0.
+  virtual StrategyColumns epoch_columns(MPI_Comm /*comm*/) { return {}; }
 
   // Checkpoints (checkpoint/): what this rank keeps from step to step besides the model,
   // saved at an epoch's end and loaded by every rank at the same point of a resumed run,
@@ -86,9 +104,35 @@ class Strategy {
   virtual void load_state(StateReader& /*in*/) {}
 };
 
+// What the job needs of a family of strategies before one is built: the family's flags
+// and their checks, and which ranks train. One object per family, in the family's file.
+class StrategyFamily {
+ public:
+  virtual ~StrategyFamily() = default;
+  // Declares the family's flags on the train command, their values kept in `flags`. Every
+  // family's flags are declared whichever strategy runs.
+  virtual void declare_flags(CLI::App& /*train*/, StrategyFlags& /*flags*/) const {}
+  // Throws std::invalid_argument naming the flag when `flags` cannot run `strategy` on
+  // `ranks` ranks. Asked of every family: `own` says whether `strategy` is one of this
+  // family's, and a family refuses its flags given to another family's strategy where
+  // they would be silently ignored.
+  virtual void check(const std::string& /*strategy*/, bool /*own*/, const StrategyFlags& /*flags*/,
+                     int /*ranks*/) const {}
+  // How many ranks train, the first ones; the others serve.
+  virtual int training_ranks(const StrategyFlags& /*flags*/, int ranks) const { return ranks; }
+  // False where a rank's weights hold only the values it was sent, and the steps (with L2
+  // and AdaGrad's sums) are taken elsewhere: every rank's weights then take no step rules.
+  virtual bool takes_steps() const { return true; }
+  // The settings a resumed run must share with the checkpoint, as key=value lines
+  // (jobs/run_identity.h).
+  virtual void identity(const StrategyFlags& /*flags*/,
+                        std::vector<std::pair<std::string, std::string>>& /*lines*/) const {}
+};
+
 struct StrategyInfo {
   std::string name;
   std::string summary;
+  const StrategyFamily& family;
   std::unique_ptr<Strategy> (*make)(const StrategyContext&);
   // Every rank sends its whole update to the ranks that train, so the model is allreduce's
   // (up to the order of the additions).
@@ -97,7 +141,15 @@ struct StrategyInfo {
 
 // Every strategy the trainer knows, in the order --help lists them.
 const std::vector<StrategyInfo>& strategy_registry();
+// Each family once, in the registry's order.
+std::vector<const StrategyFamily*> strategy_families();
+// "ps-sync or ps-async": the strategies of `family`, for messages.
+std::string strategies_of(const StrategyFamily& family);
 // Throws std::invalid_argument naming the known strategies if `name` is not one.
+const StrategyInfo& find_strategy(const std::string& name);
+// Every family's check of `flags` for `name` on `ranks` ranks (StrategyFamily::check).
+void check_strategy(const std::string& name, const StrategyFlags& flags, int ranks);
+// Checks the context's flags, then builds the strategy. Throws std::invalid_argument.
 std::unique_ptr<Strategy> make_strategy(const std::string& name, const StrategyContext& context);
 
 }  // namespace mpisgd

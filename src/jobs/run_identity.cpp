@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "strategies/strategy.h"
+
 namespace mpisgd {
 namespace {
 
@@ -35,18 +37,9 @@ std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
   add("features", dim);
   add("zero-based", c.zero_based);
   add("feature-order", c.feature_order);
-  add("group-size", c.collective.group_size);
-  add("dense-switch", c.collective.tune_dense_switch ? std::string("tuned")
-                                                     : fmt::format("{}", c.collective.dense_switch.density));
-  add("density", c.sparsify.density);
-  add("k", c.sparsify.k);
-  add("select", c.sparsify.select);
-  add("reuse-period", c.sparsify.reuse_period);
-  add("warmup-steps", c.sparsify.warmup_steps);
-  add("servers", c.ps.colocated ? std::string("colocated") : std::to_string(c.ps.server_ranks()));
-  add("max-staleness", c.ps.max_staleness);
-  add("drop-rate", c.ps.drop_rate);
-  add("overlap", c.ps.overlap ? std::to_string(c.ps.max_overlap_steps) : std::string("off"));
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const StrategyFamily* family : strategy_families()) family->identity(c.strategy_flags, lines);
+  for (const auto& [key, value] : lines) add(key.c_str(), value);
   return s;
 }
 

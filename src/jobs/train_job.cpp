@@ -25,6 +25,7 @@
 #include "profile/profile_writer.h"
 #include "sgd/batch_curvature.h"
 #include "sgd/evaluate.h"
+#include "strategies/strategy.h"
 
 namespace mpisgd {
 namespace {
@@ -57,8 +58,6 @@ Resolved resolve(const TrainConfig& c) {
     if (c.l2 < 0) throw std::invalid_argument("--l2 must be >= 0");
     if (c.stop.tol < 0) throw std::invalid_argument("--tol must be >= 0");
     if (c.stop.patience < 1) throw std::invalid_argument("--n-iter-no-change must be at least 1");
-    if (c.sparsify.density > 0 && c.sparsify.k > 0) throw std::invalid_argument("give --density or --k, not both");
-    if (c.sparsify.density < 0 || c.sparsify.density > 1) throw std::invalid_argument("--density must be in (0, 1]");
     if (c.checkpoint_every < 0) throw std::invalid_argument("--checkpoint-every must be at least 1");
     if (c.checkpoint_seconds < 0) throw std::invalid_argument("--checkpoint-seconds must be positive");
     if (c.checkpoint.empty() && (c.checkpoint_every > 0 || c.checkpoint_seconds > 0))
@@ -131,17 +130,14 @@ Resolved configure(const TrainConfig& c, const CountedComm& comm) {
                                   {"--profile", c.profile},
                                   {"--checkpoint", c.checkpoint, OutputPath::directory}});
   try {
-    check_parameter_server(c.strategy, c.ps, comm.size());
-    int granted = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&granted);
-    check_thread_level(c.ps, granted);
+    check_strategy(c.strategy, c.strategy_flags, comm.size());
     if (c.sgd.slow_rank >= comm.size())
       throw std::invalid_argument("--slow-rank " + std::to_string(c.sgd.slow_rank) + ": the job has ranks 0 to " +
                                   std::to_string(comm.size() - 1));
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
   }
-  r.workers = training_ranks(c.strategy, c.ps, comm.size());
+  r.workers = find_strategy(c.strategy).family.training_ranks(c.strategy_flags, comm.size());
   spdlog::info("train: model={} strategy={} epochs={} (at most{}) l2={} P={} T={} seed={}", c.model, c.strategy,
                r.sgd.epochs, c.stop.enabled ? ", stopping early" : "", c.l2, comm.size(), r.sgd.threads, r.sgd.seed);
   if (r.sgd.threads > 1) {
@@ -186,16 +182,9 @@ TrainingData load(const TrainConfig& c, const Resolved& r, const CountedComm& co
 std::unique_ptr<Strategy> build_strategy(const TrainConfig& c, const Resolved& r, const Dataset& train,
                                          CountedComm& comm) {
   try {
-    SparsifyOptions sparsify = c.sparsify;
-    sparsify.seed = r.sgd.seed;
-    StrategyContext context{comm, train.dim, c.collective, sparsify, c.topk};
-    context.ps = c.ps;
-    context.ps.l2 = c.l2;
-    context.ps.adagrad = r.adagrad();
-    context.ps.threads = r.sgd.threads;
-    context.ps.batch = r.sgd.batch;
-    context.train = &train;
-    return make_strategy(c.strategy, context);
+    const StepRules step{.l2 = c.l2, .adagrad = r.adagrad(), .threads = r.sgd.threads, .batch = r.sgd.batch,
+                         .seed = r.sgd.seed};
+    return make_strategy(c.strategy, StrategyContext{comm, train.dim, c.strategy_flags, step, &train});
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
   }
@@ -213,11 +202,13 @@ TrainConfig as_settled(const TrainConfig& c, const Resolved& r, const TrainingDa
 // The end of an epoch in the loop: its summary on rank 0's table and profile, the test
 // set's loss and accuracy, and the early stop's decision, alike on every rank.
 void end_epoch(int epoch, const EpochRecord& record, const Resolved& r, const TrainingData& d, const Weights& w,
-               std::optional<ProfileWriter>& profile, EarlyStop& stopper, const CountedComm& comm) {
+               Strategy& strategy, std::optional<ProfileWriter>& profile, EarlyStop& stopper,
+               const CountedComm& comm) {
   MPI_Comm world = comm.raw();
   EpochSummary summary = [&] {
     WaitScope waiting("the epoch-end summary");
     EpochSummary s = summarize_epoch(epoch, record, world);
+    s.strategy = strategy.epoch_columns(world);
     // The loss is reduced onto rank 0 only; every rank decides from the same bits.
     MPI_Bcast(&s.train_loss, 1, MPI_DOUBLE, 0, world);
     return s;
@@ -270,10 +261,9 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   TrainingData data = load(c, r, comm);
   settle_step(c, data.train.data, r, world);
 
-  // Under a parameter server the servers keep the L2 scale and AdaGrad's sums; a rank's
-  // weights only hold the values it was sent (ps/model_copy.h).
-  const bool served = is_parameter_server(c.strategy);
-  Weights w(data.train.data.dim, served ? 0 : c.l2, r.adagrad() && !served, r.sgd.threads);
+  // Where the strategy takes the steps elsewhere, a rank's weights take no step rules.
+  const bool steps = find_strategy(c.strategy).family.takes_steps();
+  Weights w(data.train.data.dim, steps ? c.l2 : 0, r.adagrad() && steps, r.sgd.threads);
   std::unique_ptr<Strategy> strategy = build_strategy(c, r, data.train.data, comm);
   Trainer trainer(data.train.data, r.loss, w, *strategy, comm, r.sgd);
   spdlog::info("{} steps per epoch", trainer.steps_per_epoch());
@@ -287,12 +277,13 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   std::optional<ProfileWriter> profile;
   if (!c.profile.empty())
     run_on_root(world, 0, [&] {
-      profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification(), served});
+      profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification(),
+                                         strategy->profile_columns()});
     });
   if (comm.rank() == 0) print_profile_header(stdout, r.loss.classification());
   for (int epoch = done + 1; epoch <= r.sgd.epochs && !stopper.stopped(); ++epoch) {
     const EpochRecord record = trainer.run_epoch(epoch);
-    end_epoch(epoch, record, r, data, w, profile, stopper, comm);
+    end_epoch(epoch, record, r, data, w, *strategy, profile, stopper, comm);
     checkpoints.after_epoch(epoch, w, *strategy, trainer, stopper, record.wall_s);
   }
 

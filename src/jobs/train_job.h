@@ -5,13 +5,10 @@
 
 #include <mpi.h>
 
-#include "collectives/sparse_allreduce.h"
-#include "collectives/topk_allreduce.h"
-#include "ps/ps_config.h"
 #include "sgd/early_stop.h"
 #include "sgd/step_defaults.h"
 #include "sgd/trainer.h"
-#include "sparse/error_feedback.h"
+#include "strategies/strategy_flags.h"
 
 namespace mpisgd {
 
@@ -31,14 +28,9 @@ struct TrainConfig {
   int checkpoint_every = 0;        // 0: not given
   double checkpoint_seconds = 0;   // 0: not given
   double comm_timeout = 60;        // --comm-timeout seconds, 0: off (comm/watchdog.h; started by the app)
-  CollectiveConfig collective = [] {
-    CollectiveConfig c;
-    c.tune_dense_switch = true;  // unless --dense-switch says otherwise
-    return c;
-  }();
-  SparsifyOptions sparsify;  // its seed is --seed's
-  TopkCollectiveConfig topk;
-  ParameterServerConfig ps;  // --servers, --max-staleness; the step rules come from the flags above
+  // The strategy's own flags (--servers, --density, ...), as its family declared them
+  // (strategies/strategy.h, StrategyFamily).
+  StrategyFlags strategy_flags;
 };
 
 // Throws JobFailed on every rank on bad input or configuration.

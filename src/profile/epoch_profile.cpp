@@ -1,47 +1,8 @@
 #include "profile/epoch_profile.h"
 
 #include <array>
-#include <limits>
 
 namespace mpisgd {
-
-namespace {
-
-// Workers report push, pull and wait times, servers their busy fraction: each spread is
-// over the ranks of that role only, the others offering values that lose every reduction.
-ParameterServerSummary summarize_parameter_server(const ParameterServerRecord& r, MPI_Comm comm) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const std::array<double, 4> mine = {r.push_s, r.pull_s, r.wait_s, r.busy};
-  const std::array<bool, 4> counted = {r.trains, r.trains, r.trains, r.serves};
-  std::array<double, 4> lo{}, hi{}, sum{}, lo_all{}, hi_all{}, sum_all{};
-  for (size_t i = 0; i < 4; ++i) {
-    lo[i] = counted[i] ? mine[i] : kInf;
-    hi[i] = counted[i] ? mine[i] : -kInf;
-    sum[i] = counted[i] ? mine[i] : 0;
-  }
-  MPI_Allreduce(lo.data(), lo_all.data(), 4, MPI_DOUBLE, MPI_MIN, comm);
-  MPI_Allreduce(hi.data(), hi_all.data(), 4, MPI_DOUBLE, MPI_MAX, comm);
-  MPI_Allreduce(sum.data(), sum_all.data(), 4, MPI_DOUBLE, MPI_SUM, comm);
-  // Ranks per role, pushes and their summed staleness; then the largest staleness.
-  const std::array<double, 4> totals = {r.trains ? 1.0 : 0.0, r.serves ? 1.0 : 0.0, r.pushes, r.staleness_sum};
-  std::array<double, 4> total{};
-  MPI_Allreduce(totals.data(), total.data(), 4, MPI_DOUBLE, MPI_SUM, comm);
-  double stale_max = 0;
-  MPI_Allreduce(&r.staleness_max, &stale_max, 1, MPI_DOUBLE, MPI_MAX, comm);
-
-  ParameterServerSummary s;
-  s.workers = static_cast<int>(total[0]);
-  s.servers = static_cast<int>(total[1]);
-  MinMeanMax* fields[] = {&s.push_s, &s.pull_s, &s.wait_s, &s.busy};
-  const double ranks[] = {total[0], total[0], total[0], total[1]};
-  for (size_t i = 0; i < 4; ++i)
-    if (ranks[i] > 0) *fields[i] = {lo_all[i], sum_all[i] / ranks[i], hi_all[i]};
-  s.staleness_mean = total[2] > 0 ? total[3] / total[2] : 0;
-  s.staleness_max = stale_max;
-  return s;
-}
-
-}  // namespace
 
 EpochSummary summarize_epoch(int epoch, const EpochRecord& r, MPI_Comm comm) {
   int size = 1;
@@ -64,7 +25,6 @@ EpochSummary summarize_epoch(int epoch, const EpochRecord& r, MPI_Comm comm) {
   for (size_t i = 0; i < 5; ++i) *fields[i] = {lo[i], sum[i] / size, hi[i]};
   s.density = r.density;  // every rank applied the same combined updates
   s.train_loss = total[1] > 0 ? total[0] / total[1] : 0;
-  if (r.ps) s.ps = summarize_parameter_server(*r.ps, comm);
   return s;
 }
 

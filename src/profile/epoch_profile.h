@@ -3,19 +3,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <mpi.h>
 
 namespace mpisgd {
-
-// A parameter-server rank's own measures of the epoch (Strategy::add_to_record).
-struct ParameterServerRecord {
-  bool trains = true;   // a worker (a co-located server's rank is both)
-  bool serves = false;
-  double push_s = 0, pull_s = 0, wait_s = 0;  // a worker's; wait: pulls held by the staleness bound
-  double busy = 0;                             // a server's fraction of the epoch spent on messages
-  double pushes = 0, staleness_sum = 0, staleness_max = 0;  // a server's, over the pushes it applied
-};
 
 // One rank's epoch.
 struct EpochRecord {
@@ -28,19 +21,19 @@ struct EpochRecord {
   double loss_sum = 0;   // sum of the rows' losses when they were used
   double rows = 0;
   double steps = 0;
-  std::optional<ParameterServerRecord> ps;  // parameter-server strategies only
 };
 
 struct MinMeanMax {
   double min = 0, mean = 0, max = 0;
 };
 
-// Staleness: updates to a shard applied between a worker's pull and its push (0 for ps-sync).
-struct ParameterServerSummary {
-  int workers = 0, servers = 0;
-  MinMeanMax push_s, pull_s, wait_s;  // over the workers
-  MinMeanMax busy;                    // over the servers
-  double staleness_mean = 0, staleness_max = 0;
+// A strategy's own columns of one epoch's profile (Strategy::epoch_columns): each
+// column's name and its value as the profile writes it, and a line for the terminal
+// table, printed under the epoch's row (empty: none), so every strategy's table keeps the
+// common columns.
+struct StrategyColumns {
+  std::vector<std::pair<std::string, std::string>> cells;
+  std::string table_line;
 };
 
 struct TestResult {
@@ -58,7 +51,7 @@ struct EpochSummary {
   double density = 0;
   double train_loss = 0;  // mean over all rows of the loss when each row was used
   std::optional<TestResult> test;
-  std::optional<ParameterServerSummary> ps;
+  StrategyColumns strategy;
 };
 
 // Collective: reduces every rank's record onto rank 0.

@@ -18,11 +18,13 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // Column order of the CSV; JSON lines use the same names.
 const char* const kSpreadNames[] = {"wall_s", "compute_s", "comm_s", "bytes_sent", "bytes_recv"};
-// Parameter servers: spreads over the workers, then over the servers.
-const char* const kServerSpreadNames[] = {"push_s", "pull_s", "wait_s", "server_busy"};
-
-std::vector<const MinMeanMax*> server_spreads(const ParameterServerSummary& ps) {
-  return {&ps.push_s, &ps.pull_s, &ps.wait_s, &ps.busy};
+// A strategy's own cells, in the header's order: empty where an epoch has none.
+std::vector<std::string> strategy_cells(const std::vector<std::string>& names, const StrategyColumns& columns) {
+  std::vector<std::string> cells(names.size());
+  for (const auto& [name, value] : columns.cells)
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) cells[i] = value;
+  return cells;
 }
 
 }  // namespace
@@ -39,11 +41,7 @@ ProfileWriter::ProfileWriter(const std::string& path, RunInfo info)
   out_ << "epoch,ranks,threads,strategy,model,dim,steps,rows";
   for (const char* name : kSpreadNames) out_ << ',' << name << "_min," << name << "_mean," << name << "_max";
   out_ << ",density,train_loss,test_loss," << (info_.classification ? "test_accuracy" : "test_rmse");
-  if (info_.parameter_server) {
-    out_ << ",workers,servers";
-    for (const char* name : kServerSpreadNames) out_ << ',' << name << "_min," << name << "_mean," << name << "_max";
-    out_ << ",staleness_mean,staleness_max";
-  }
+  for (const std::string& name : info_.strategy_columns) out_ << ',' << name;
   out_ << '\n';
 }
 
@@ -61,27 +59,14 @@ void ProfileWriter::write(const EpochSummary& s) {
     if (s.test)
       out_ << fmt::format(R"(,"test_loss":{},"{}":{})", test_loss, info_.classification ? "test_accuracy" : "test_rmse",
                           test_metric);
-    if (s.ps) {
-      out_ << fmt::format(R"(,"workers":{},"servers":{})", s.ps->workers, s.ps->servers);
-      const auto ps = server_spreads(*s.ps);
-      for (size_t i = 0; i < ps.size(); ++i)
-        out_ << fmt::format(R"(,"{0}_min":{1:.9g},"{0}_mean":{2:.9g},"{0}_max":{3:.9g})", kServerSpreadNames[i],
-                            ps[i]->min, ps[i]->mean, ps[i]->max);
-      out_ << fmt::format(R"(,"staleness_mean":{:.9g},"staleness_max":{:.9g})", s.ps->staleness_mean,
-                          s.ps->staleness_max);
-    }
+    for (const auto& [name, value] : s.strategy.cells) out_ << fmt::format(R"(,"{}":{})", name, value);
     out_ << "}\n";
   } else {
     out_ << fmt::format("{},{},{},{},{},{},{},{}", s.epoch, s.ranks, info_.threads, info_.strategy, info_.model,
                         info_.dim, s.steps, s.rows);
     for (const auto* m : spread) out_ << fmt::format(",{:.9g},{:.9g},{:.9g}", m->min, m->mean, m->max);
     out_ << fmt::format(",{:.9g},{:.9g},{},{}", s.density, s.train_loss, test_loss, test_metric);
-    if (info_.parameter_server) {
-      const ParameterServerSummary ps = s.ps.value_or(ParameterServerSummary{});
-      out_ << fmt::format(",{},{}", ps.workers, ps.servers);
-      for (const auto* m : server_spreads(ps)) out_ << fmt::format(",{:.9g},{:.9g},{:.9g}", m->min, m->mean, m->max);
-      out_ << fmt::format(",{:.9g},{:.9g}", ps.staleness_mean, ps.staleness_max);
-    }
+    for (const std::string& cell : strategy_cells(info_.strategy_columns, s.strategy)) out_ << ',' << cell;
     out_ << '\n';
   }
 }

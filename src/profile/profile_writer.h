@@ -6,6 +6,7 @@
 // (comm/temp_files.h) removes it.
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "profile/epoch_profile.h"
 
@@ -17,7 +18,7 @@ struct RunInfo {
   int threads = 1;
   uint32_t dim = 0;
   bool classification = true;
-  bool parameter_server = false;  // adds the parameter-server columns
+  std::vector<std::string> strategy_columns;  // Strategy::profile_columns
 };
 
 // True where `path` names JSON lines (.jsonl or .json), false for CSV (.csv); throws

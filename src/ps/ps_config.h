@@ -1,8 +1,6 @@
 #pragma once
-// Settings of the parameter-server strategies (ps-sync, ps-async) and the checks every
-// rank makes on them at start, before anything is read: they are the same on every rank,
-// so a bad combination is one error everywhere, never a rank waiting for a server that
-// does not exist.
+// Settings of the parameter-server strategies (ps-sync, ps-async); their flags and checks
+// are strategies/parameter_server_family.cpp's.
 #include <cstdint>
 #include <string>
 
@@ -18,8 +16,8 @@ struct ParameterServerConfig {
   bool overlap = false;               // --overlap: a worker's pushes and pulls on a thread of their own
   uint64_t max_overlap_steps = 4;     // --max-overlap-steps M: steps computed while one is in flight
   // How the servers take a step, the rules model/weights.h applies on every rank for the
-  // other strategies, and the batch; the trainer fills them in from --l2, --lr-schedule,
-  // --threads and --batch.
+  // other strategies, and the batch; the strategy fills them in from the trainer's
+  // (--l2, --lr-schedule, --threads and --batch).
   double l2 = 0;
   bool adagrad = false;
   int threads = 1;
@@ -31,19 +29,9 @@ struct ParameterServerConfig {
   int shards(int ranks) const { return colocated ? ranks : server_ranks(); }
 };
 
-bool is_parameter_server(const std::string& strategy);
-
-// Throws std::invalid_argument naming the flag when `c` cannot run `strategy` on `ranks`
-// ranks: S >= P, --max-staleness with ps-sync, parameter-server flags with any other
-// strategy, a drop rate outside [0, 1).
-void check_parameter_server(const std::string& strategy, const ParameterServerConfig& c, int ranks);
-
 // Throws std::invalid_argument when `c` runs a second thread that calls MPI beside
 // training (--servers colocated, --overlap) and MPI granted `granted` (MPI_Query_thread),
 // below MPI_THREAD_MULTIPLE: two threads of a rank then call MPI at the same time.
 void check_thread_level(const ParameterServerConfig& c, int granted);
-
-// The ranks that train (the first ones): all of them, or all but the servers.
-int training_ranks(const std::string& strategy, const ParameterServerConfig& c, int ranks);
 
 }  // namespace mpisgd

@@ -4,7 +4,9 @@
 // done) and must leave the rest as the strategy does it.
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "strategies/strategy.h"
 
@@ -29,6 +31,8 @@ class ForwardingStrategy : public Strategy {
   const SparseVector* residual() const override { return inner_->residual(); }
   void after_epoch(int epoch, Weights& w) override { inner_->after_epoch(epoch, w); }
   void add_to_record(EpochRecord& record) override { inner_->add_to_record(record); }
+  std::vector<std::string> profile_columns() const override { return inner_->profile_columns(); }
+  StrategyColumns epoch_columns(MPI_Comm comm) override { return inner_->epoch_columns(comm); }
   void save_state(StateWriter& out) const override { inner_->save_state(out); }
   void load_state(StateReader& in) override { inner_->load_state(in); }
 

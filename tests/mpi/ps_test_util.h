@@ -14,9 +14,14 @@
 #include "jobs/train_job.h"
 #include "model/model_file.h"
 #include "mpi_test_util.h"
+#include "ps/ps_config.h"
 #include "sgd/evaluate.h"
+#include "strategies/strategy.h"
 
 namespace mpisgd::test {
+
+inline ParameterServerConfig& ps_flags(TrainConfig& c) { return c.strategy_flags.get<ParameterServerConfig>(); }
+inline ParameterServerConfig& ps_flags(StrategyContext& c) { return c.flags.get<ParameterServerConfig>(); }
 
 // Rows with ~8 of 60 features, head features (low indices) in most rows, labels from a
 // hidden linear model (regression: its value).

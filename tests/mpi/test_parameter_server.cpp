@@ -84,7 +84,7 @@ TEST_CASE("ps-sync trains the model allreduce trains on its W workers", "[ps]") 
       c.sgd.lr = k.model == "linreg" ? 0.1 : 0.5;
       train_on_first(p - servers, c);
       c.strategy = "ps-sync";
-      c.ps.servers = servers;
+      ps_flags(c).servers = servers;
       c.save_model = dir + "/ps.model";
       run_train(c, MPI_COMM_WORLD);
       REQUIRE(on_all_ranks(relative_difference(dir + "/ps.model", dir + "/ar.model") <= 1e-6));
@@ -104,7 +104,7 @@ TEST_CASE("ps-async with --max-staleness 0 is ps-sync; bounded and unbounded one
   REQUIRE(on_all_ranks(sync_accuracy > 0.85));
 
   c.strategy = "ps-async";
-  c.ps.max_staleness = 0;
+  ps_flags(c).max_staleness = 0;
   c.save_model = dir + "/async0.model";
   run_train(c, MPI_COMM_WORLD);
   REQUIRE(on_all_ranks(relative_difference(dir + "/async0.model", dir + "/sync.model") <= 1e-6));
@@ -112,8 +112,8 @@ TEST_CASE("ps-async with --max-staleness 0 is ps-sync; bounded and unbounded one
   for (int64_t bound : {int64_t{1}, ParameterServerConfig::kUnbounded}) {
     for (int servers = 1; servers <= std::min(2, p - 1); ++servers) {
       CAPTURE(bound, servers);
-      c.ps.max_staleness = bound;
-      c.ps.servers = servers;
+      ps_flags(c).max_staleness = bound;
+      ps_flags(c).servers = servers;
       c.save_model = dir + "/async.model";
       run_train(c, MPI_COMM_WORLD);
       REQUIRE(on_all_ranks(accuracy(dir + "/async.model", test) > kAsyncLearned));
@@ -138,7 +138,7 @@ TEST_CASE("co-located servers: ps-sync trains allreduce's model on all P ranks, 
     c.sgd.lr = k.model == "linreg" ? 0.1 : 0.5;
     run_train(c, MPI_COMM_WORLD);
     c.strategy = "ps-sync";
-    c.ps.colocated = true;
+    ps_flags(c).colocated = true;
     c.save_model = dir + "/colo.model";
     run_train(c, MPI_COMM_WORLD);
     REQUIRE(on_all_ranks(relative_difference(dir + "/colo.model", dir + "/ar.model") <= 1e-6));
@@ -147,14 +147,14 @@ TEST_CASE("co-located servers: ps-sync trains allreduce's model on all P ranks, 
   // Enough rows that every rank of six still takes enough steps to learn.
   std::string train = write_file("ps_colo_train.svm", skewed_file(600, 11, false));
   TrainConfig c = learning_config(train, dir + "/sync.model");
-  c.ps.colocated = true;
+  ps_flags(c).colocated = true;
   run_train(c, MPI_COMM_WORLD);
   const double sync_accuracy = accuracy(dir + "/sync.model", test);
   REQUIRE(on_all_ranks(sync_accuracy > 0.85));
   c.strategy = "ps-async";
   for (int64_t bound : {int64_t{0}, int64_t{1}, ParameterServerConfig::kUnbounded}) {
     CAPTURE(bound);
-    c.ps.max_staleness = bound;
+    ps_flags(c).max_staleness = bound;
     c.save_model = dir + "/async.model";
     run_train(c, MPI_COMM_WORLD);
     if (bound == 0) REQUIRE(on_all_ranks(relative_difference(dir + "/async.model", dir + "/sync.model") <= 1e-6));
@@ -176,18 +176,18 @@ TEST_CASE("parameter-server flags are checked at start on every rank", "[ps][err
   std::string data = write_file("ps_flags.svm", skewed_file(40, 5, false));
   TrainConfig c = quick_config(data, dir + "/never.model");
   c.strategy = "ps-sync";
-  c.ps.servers = world_size();
+  ps_flags(c).servers = world_size();
   REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("leaves no rank to train"));
-  c.ps.servers = 0;
-  c.ps.max_staleness = 2;
+  ps_flags(c).servers = 0;
+  ps_flags(c).max_staleness = 2;
   REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--max-staleness bounds ps-async"));
   c.strategy = "allreduce";
   REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--max-staleness is for --strategy ps-async"));
-  c.ps.max_staleness = ParameterServerConfig::kUnbounded;
-  c.ps.servers = 1;
+  ps_flags(c).max_staleness = ParameterServerConfig::kUnbounded;
+  ps_flags(c).servers = 1;
   REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--servers is for"));
-  c.ps.servers = 0;
-  c.ps.colocated = true;
+  ps_flags(c).servers = 0;
+  ps_flags(c).colocated = true;
   REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--servers is for"));
   REQUIRE(on_all_ranks(!std::filesystem::exists(dir + "/never.model")));
 }
@@ -232,8 +232,8 @@ TEST_CASE("parameter servers shut down cleanly with workers of 0 and 1 rows", "[
         if (strategy == "ps-sync" && bound != ParameterServerConfig::kUnbounded) continue;
         CAPTURE(colocated, strategy, bound);
         c.strategy = strategy;
-        c.ps.colocated = colocated;
-        c.ps.max_staleness = bound;
+        ps_flags(c).colocated = colocated;
+        ps_flags(c).max_staleness = bound;
         REQUIRE_NOTHROW(run_train(c, MPI_COMM_WORLD));
       }
     }
@@ -259,28 +259,36 @@ TEST_CASE("a slow worker holds nobody forever and leaves no message behind", "[p
       to_signs(d.data, agree_on_labels(path, d.first_labels, MPI_COMM_WORLD));
       Weights w(d.data.dim, 0, false);
       StrategyContext context{comm, d.data.dim};
-      context.ps.colocated = colocated;
-      context.ps.max_staleness = bound;
-      context.ps.batch = 10;
+      ps_flags(context).colocated = colocated;
+      ps_flags(context).max_staleness = bound;
+      context.step.batch = 10;
       context.train = &d.data;
       SlowWorker strategy(make_strategy("ps-async", context), world_rank() == 0);
       TrainOptions o;
       o.batch = 10;
       o.progress = false;
       Trainer trainer(d.data, Loss{LossKind::logistic}, w, strategy, comm, o);
-      EpochSummary summary;
-      for (int epoch = 1; epoch <= 2; ++epoch) summary = summarize_epoch(epoch, trainer.run_epoch(epoch), comm.raw());
+      StrategyColumns columns;
+      for (int epoch = 1; epoch <= 2; ++epoch) {
+        summarize_epoch(epoch, trainer.run_epoch(epoch), comm.raw());
+        columns = strategy.epoch_columns(comm.raw());
+      }
       MPI_Barrier(comm.raw());
       int pending = 0;
       MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm.raw(), &pending, MPI_STATUS_IGNORE);
       const auto bits = static_cast<int64_t>(w.hash() >> 1);
       clean = !pending && min_over_ranks(MPI_COMM_WORLD, bits) == max_over_ranks(MPI_COMM_WORLD, bits);
-      // The profile: roles, times, and no staleness where every worker waits (K = 0).
+      // The profile's columns: roles, times, and no staleness where every worker waits (K = 0).
       if (world_rank() == 0) {
-        const ParameterServerSummary& ps = summary.ps.value();
-        clean = clean && ps.workers == workers && ps.servers == (colocated ? p : 1) && ps.busy.min >= 0 &&
-                ps.busy.max <= 1 && ps.push_s.min >= 0 && ps.wait_s.max <= ps.pull_s.max &&
-                (bound != 0 || ps.staleness_max == 0);
+        auto column = [&columns](const std::string& name) {
+          for (const auto& [n, value] : columns.cells)
+            if (n == name) return std::stod(value);
+          return std::nan("");  // fails every comparison below
+        };
+        clean = clean && columns.cells.size() == strategy.profile_columns().size() &&
+                column("workers") == workers && column("servers") == (colocated ? p : 1) &&
+                column("server_busy_min") >= 0 && column("server_busy_max") <= 1 && column("push_s_min") >= 0 &&
+                column("wait_s_max") <= column("pull_s_max") && (bound != 0 || column("staleness_max") == 0);
       }
     }
     REQUIRE(on_all_ranks(clean));

@@ -75,7 +75,7 @@ double rows_trained(const std::string& path, const std::string& strategy) {
   to_signs(d.data, agree_on_labels(path, d.first_labels, MPI_COMM_WORLD));
   Weights w(d.data.dim, 0, false);
   StrategyContext context{comm, d.data.dim};
-  context.ps.batch = 5;
+  context.step.batch = 5;
   context.train = &d.data;
   std::unique_ptr<Strategy> s = make_strategy(strategy, context);
   if (strategy == "ps-async") s = std::make_unique<HeldBack>(std::move(s), p - 1);

@@ -78,10 +78,10 @@ TEST_CASE("gradient dropping conserves what the workers pushed", "[ps][ps-drop]"
     load.readers = p - servers;
     const LoadedData d = load_dataset(path, MPI_COMM_WORLD, load);
     StrategyContext context{comm, d.data.dim};
-    context.ps.servers = servers;
-    context.ps.colocated = servers == 0;
-    context.ps.drop_rate = 0.75;
-    context.ps.batch = 4;
+    ps_flags(context).servers = servers;
+    ps_flags(context).colocated = servers == 0;
+    ps_flags(context).drop_rate = 0.75;
+    context.step.batch = 4;
     context.train = &d.data;
     auto s = make_strategy(strategy, context);
     Weights w(d.data.dim, 0, false);
@@ -134,12 +134,12 @@ TEST_CASE("--drop-rate 0.9 learns about as well as sending everything", "[ps][ps
     c.data = train;
     c.save_model = dir + "/" + model;
     c.strategy = strategy;
-    if (strategy == "ps-async") c.ps.max_staleness = staleness;
+    if (strategy == "ps-async") ps_flags(c).max_staleness = staleness;
     c.sgd.epochs = 6;
     c.sgd.batch = 10;
     c.sgd.lr = 2;
     c.sgd.progress = false;
-    c.ps.drop_rate = drop_rate;
+    ps_flags(c).drop_rate = drop_rate;
     run_train(c, MPI_COMM_WORLD);
     return accuracy(c.save_model, test);
   };
@@ -168,8 +168,8 @@ TEST_CASE("a worker's pushes under --drop-rate are a fraction of its updates", "
     to_signs(d.data, agree_on_labels(path, d.first_labels, MPI_COMM_WORLD));
     Weights w(d.data.dim, 0, false);
     StrategyContext context{comm, d.data.dim};
-    context.ps.drop_rate = drop_rate;
-    context.ps.batch = 20;
+    ps_flags(context).drop_rate = drop_rate;
+    context.step.batch = 20;
     context.train = &d.data;
     auto s = make_strategy("ps-sync", context);
     TrainOptions o;
@@ -199,11 +199,11 @@ TEST_CASE("--drop-rate is checked at start on every rank", "[ps][ps-drop][errors
   c.strategy = "ps-sync";
   for (double bad : {1.0, 1.5, -0.1}) {
     CAPTURE(bad);
-    c.ps.drop_rate = bad;
+    ps_flags(c).drop_rate = bad;
     REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--drop-rate") && Catch::Contains("[0, 1)"));
   }
   c.strategy = "allreduce";
-  c.ps.drop_rate = 0.5;
+  ps_flags(c).drop_rate = 0.5;
   REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--drop-rate is for --strategy ps-sync or ps-async"));
   REQUIRE(on_all_ranks(!std::filesystem::exists(dir + "/never.model")));
 }

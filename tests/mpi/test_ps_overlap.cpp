@@ -18,8 +18,8 @@ namespace {
 
 // --servers S, or co-located servers when S = 0.
 void place_servers(TrainConfig& c, int servers) {
-  c.ps.servers = servers;
-  c.ps.colocated = servers == 0;
+  ps_flags(c).servers = servers;
+  ps_flags(c).colocated = servers == 0;
 }
 
 }  // namespace
@@ -45,12 +45,12 @@ TEST_CASE("--overlap with --max-overlap-steps 0 trains the model of a run withou
     c.lr_schedule = k.schedule;
     c.l2 = k.l2;
     place_servers(c, k.servers);
-    c.ps.drop_rate = k.drop_rate;
+    ps_flags(c).drop_rate = k.drop_rate;
     // ps-async at K = 0 runs as ps-sync; unbounded, its model depends on arrival order.
-    if (k.strategy == "ps-async") c.ps.max_staleness = 0;
+    if (k.strategy == "ps-async") ps_flags(c).max_staleness = 0;
     run_train(c, MPI_COMM_WORLD);
-    c.ps.overlap = true;
-    c.ps.max_overlap_steps = 0;
+    ps_flags(c).overlap = true;
+    ps_flags(c).max_overlap_steps = 0;
     c.save_model = dir + "/overlap.model";
     run_train(c, MPI_COMM_WORLD);
     REQUIRE(on_all_ranks(relative_difference(dir + "/overlap.model", dir + "/plain.model") == 0));
@@ -68,8 +68,8 @@ TEST_CASE("--overlap with M > 0: ps-sync does not depend on timing, and every va
   const double plain = accuracy(dir + "/plain.model", test);
   REQUIRE(on_all_ranks(plain > 0.85));
 
-  c.ps.overlap = true;
-  c.ps.max_overlap_steps = 3;
+  ps_flags(c).overlap = true;
+  ps_flags(c).max_overlap_steps = 3;
   for (int servers : {1, 0}) {
     CAPTURE(servers);
     place_servers(c, servers);
@@ -87,7 +87,7 @@ TEST_CASE("--overlap with M > 0: ps-sync does not depend on timing, and every va
     for (double drop_rate : {0.0, 0.5}) {
       CAPTURE(servers, drop_rate);
       place_servers(c, servers);
-      c.ps.drop_rate = drop_rate;
+      ps_flags(c).drop_rate = drop_rate;
       c.save_model = dir + "/async.model";
       run_train(c, MPI_COMM_WORLD);
       REQUIRE(on_all_ranks(accuracy(dir + "/async.model", test) > kAsyncLearned));
@@ -110,9 +110,9 @@ TEST_CASE("--overlap: workers of 0 and 1 rows and a slow worker hold nobody fore
         c.sgd.batch = 1;
         c.strategy = strategy;
         place_servers(c, servers);
-        c.ps.max_staleness = bound;
-        c.ps.overlap = true;
-        c.ps.max_overlap_steps = 2;
+        ps_flags(c).max_staleness = bound;
+        ps_flags(c).overlap = true;
+        ps_flags(c).max_overlap_steps = 2;
         REQUIRE_NOTHROW(run_train(c, MPI_COMM_WORLD));
         c.data = slow;
         c.sgd.batch = 10;
@@ -128,7 +128,7 @@ TEST_CASE("--overlap is checked at start on every rank", "[ps][ps-overlap][error
   const std::string dir = scratch_dir();
   const std::string data = write_file("ps_overlap_flags.svm", skewed_file(40, 15, false));
   TrainConfig c = quick_config(data, dir + "/never.model");
-  c.ps.overlap = true;
+  ps_flags(c).overlap = true;
   REQUIRE_THROWS_WITH(run_train(c, MPI_COMM_WORLD), Catch::Contains("--overlap is for --strategy ps-sync or ps-async"));
   REQUIRE(on_all_ranks(!std::filesystem::exists(dir + "/never.model")));
 

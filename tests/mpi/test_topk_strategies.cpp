@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "collectives/topk_allreduce.h"
 #include "comm/counted_comm.h"
 #include "mpi_test_util.h"
+#include "sparse/error_feedback.h"
 #include "strategies/strategy.h"
 
 using namespace mpisgd;
@@ -54,12 +56,12 @@ TEST_CASE("top-k strategies conserve the update", "[collectives][topk-strategies
     const uint32_t dim = 3000;
     CountedComm comm(MPI_COMM_WORLD);
     StrategyContext context{.comm = comm, .dim = dim};
-    context.sparsify.k = 30;
-    context.sparsify.select = select;
-    context.sparsify.reuse_period = 3;
-    context.sparsify.warmup_steps = 2;
-    context.topk.reuse_period = 3;
-    context.topk.repartition_period = 4;
+    context.flags.get<SparsifyOptions>().k = 30;
+    context.flags.get<SparsifyOptions>().select = select;
+    context.flags.get<SparsifyOptions>().reuse_period = 3;
+    context.flags.get<SparsifyOptions>().warmup_steps = 2;
+    context.flags.get<TopkCollectiveConfig>().reuse_period = 3;
+    context.flags.get<TopkCollectiveConfig>().repartition_period = 4;
     auto s = make_strategy(strategy, context);
     Weights w(dim, 0, false);
     std::mt19937 rng(11 + 31 * world_rank());
@@ -89,11 +91,11 @@ TEST_CASE("top-k strategies conserve the update", "[collectives][topk-strategies
 TEST_CASE("top-k settings that cannot work are refused at start", "[topk-strategies]") {
   CountedComm comm(MPI_COMM_WORLD);
   StrategyContext context{.comm = comm, .dim = 100};
-  context.sparsify.k = 5;
+  context.flags.get<SparsifyOptions>().k = 5;
   REQUIRE_THROWS_AS(make_strategy("allreduce", context), std::invalid_argument);
-  context.sparsify.select = "exact";
+  context.flags.get<SparsifyOptions>().select = "exact";
   REQUIRE_THROWS_AS(make_strategy("gaussiank", context), std::invalid_argument);
-  context.sparsify.select = "threshold-reuse";
-  context.sparsify.reuse_period = 0;
+  context.flags.get<SparsifyOptions>().select = "threshold-reuse";
+  context.flags.get<SparsifyOptions>().reuse_period = 0;
   REQUIRE_THROWS_AS(make_strategy("topk-ag", context), std::invalid_argument);
 }

@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "collectives/sparse_allreduce.h"
 #include "comm/job_error.h"
 #include "data/load_dataset.h"
 #include "jobs/train_job.h"
@@ -110,9 +111,9 @@ TEST_CASE("every lossless sparse strategy trains the model allreduce trains", "[
     for (double dense_switch : {-1.0, DenseSwitch::kMeasuredDensity, 0.0, 1.0}) {
       INFO("strategy " << info.name << ", dense switch " << dense_switch);
       c.strategy = info.name;
-      c.collective.tune_dense_switch = dense_switch < 0;
-      c.collective.dense_switch.density = std::max(dense_switch, 0.0);
-      c.collective.group_size = 2;
+      c.strategy_flags.get<CollectiveConfig>().tune_dense_switch = dense_switch < 0;
+      c.strategy_flags.get<CollectiveConfig>().dense_switch.density = std::max(dense_switch, 0.0);
+      c.strategy_flags.get<CollectiveConfig>().group_size = 2;
       c.save_model = dir + "/" + info.name + ".model";
       run_train(c, MPI_COMM_WORLD);
       const std::vector<double> w = load_model(c.save_model).w;
