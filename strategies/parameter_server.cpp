@@ -15,11 +15,8 @@
 // m non-zeros of its update). A server takes its shard's part of every worker's traffic:
 // with one server that is W (8 k + 8 m) beta per step, the bottleneck that made the
 // thesis choose allreduce; S balanced shards divide it by S.
-// --drop-rate R (Marian thesis section 3.8, Algorithms 8-9; Aji and Heafield 2017): a worker
-// pushes the largest 1 - R of its update plus residual and keeps the rest (error feedback,
-// sparse/error_feedback.h), and a pull names no features: each server answers with the
-// largest 1 - R of what changed since it last answered that worker (ps/client_copies.h).
-// Per worker step then: 3 S alpha + 8 (1 - R) (m + c) beta, c the coordinates changed.
+// --drop-rate R (Marian thesis section 3.8): pushes and pulls carry the largest 1 - R of
+// each update, the rest kept as residuals (ps/dropping_exchange.cpp).
 // --servers colocated (Marian thesis sections 3.3-3.5: a sharded server on every node):
 // every rank trains and also serves a shard, balanced over the P ranks' rows, on a second
 // thread (needs MPI_THREAD_MULTIPLE). W = S = P; a worker's part for its own shard never
@@ -45,17 +42,21 @@
 #include "ps/shard_client.h"
 #include "ps/shard_map.h"
 #include "ps/shard_server.h"
+#include "ps/worker_exchange.h"
 #include "strategies/strategy.h"
 
 namespace mpisgd {
 namespace {
 
-// A worker's gradient dropping: the exact top 1 - R of each update plus residual.
-SparsifyOptions dropping(double drop_rate) {
-  SparsifyOptions o;
-  o.select = "exact";
-  o.keep = 1 - drop_rate;
-  return o;
+// How a worker exchanges: --overlap and --drop-rate pick one of the pieces of
+// ps/worker_exchange.h once, here.
+std::unique_ptr<WorkerExchange> worker_exchange(ShardClient& client, CountedComm& main, uint32_t dim,
+                                                const ParameterServerConfig& ps, bool sync) {
+  if (ps.overlap)
+    return std::make_unique<OverlappedClient>(client, main, dim, ps.max_overlap_steps, sync, ps.l2 != 0,
+                                              ps.drop_rate > 0 ? gradient_dropping(ps.drop_rate, dim) : nullptr);
+  if (ps.drop_rate > 0) return dropping_exchange(client, ps.drop_rate, dim);
+  return plain_exchange(client);
 }
 
 class ParameterServer final : public Strategy {
@@ -64,7 +65,7 @@ class ParameterServer final : public Strategy {
                   ShardServer::Mode mode)
       : comm_(c.comm), mode_(mode), workers_(c.comm.size() - ps.server_ranks()),
         first_server_(ps.colocated ? 0 : workers_),
-        map_(ShardMap::balance(*c.train, ps.batch, ps.shards(c.comm.size()), c.comm.raw())), l2_(ps.l2),
+        map_(ShardMap::balance(*c.train, ps.batch, ps.shards(c.comm.size()), c.comm.raw())),
         batch_features_(c.dim) {
     log_start(name, ps);
     Channels channels{comm_.raw(), comm_.raw()};
@@ -85,10 +86,7 @@ class ParameterServer final : public Strategy {
     if (ps.overlap) exchange_comm_.emplace(comm_.raw(), CountedComm::Thread::background);
     if (comm_.rank() < workers_) {
       client_.emplace(exchange_comm_ ? *exchange_comm_ : comm_, channels, map_, first_server_);
-      if (ps.drop_rate > 0) dropping_.emplace(dropping(ps.drop_rate), c.dim);
-      if (ps.overlap)
-        overlapped_.emplace(*client_, comm_, c.dim, ps.max_overlap_steps, mode == ShardServer::Mode::sync,
-                            dropping_ ? &*dropping_ : nullptr);
+      worker_ = worker_exchange(*client_, comm_, c.dim, ps, mode == ShardServer::Mode::sync);
     }
     if (mode_ == ShardServer::Mode::async) {
       uint64_t pushes = client_ ? (c.train->rows() + ps.batch - 1) / ps.batch : 0;
@@ -113,22 +111,22 @@ class ParameterServer final : public Strategy {
   bool lockstep() const override { return mode_ == ShardServer::Mode::sync; }
   // ps-async: until the servers say the epoch's pushes are in (ShardServer::share_epoch).
   bool another_step(uint64_t /*taken*/, uint64_t own) const override {
-    return own > 0 && !(overlapped_ ? overlapped_->epoch_over() : client_->epoch_over());
+    return own > 0 && !worker_->epoch_over();
   }
   // Workers keep nothing between epochs but the model, which the checkpoint holds, and
   // under --drop-rate their residual.
   void save_state(StateWriter& out) const override {
     if (server_) server_->save_state(out);
-    if (dropping_) dropping_->save_state(out);
+    if (worker_) worker_->save_state(out);
   }
   void load_state(StateReader& in) override {
     if (server_) server_->load_state(in);
-    if (dropping_) dropping_->load_state(in);
+    if (worker_) worker_->load_state(in);
   }
-  const SparseVector* residual() const override { return dropping_ ? &dropping_->residual() : nullptr; }
+  const SparseVector* residual() const override { return worker_ ? worker_->residual() : nullptr; }
 
   void before_epoch(int /*epoch*/) override {
-    step_ = 0;
+    if (worker_) worker_->start_epoch();
     if (exchange_comm_) exchange_start_ = exchange_comm_->stats();
     if (server_comm_) {
       server_start_ = server_comm_->stats();
@@ -138,36 +136,17 @@ class ParameterServer final : public Strategy {
   void serve(int /*epoch*/) override { server_->serve_epoch(); }
 
   void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
-    // Under --drop-rate a pull names no features: the servers send what changed most.
-    // Under --overlap it gets every change, and without L2 a value changes only when
-    // pushed, so naming the batch's features would only send some values twice.
     features_.clear();
-    if (!dropping_ && !(overlapped_ && l2_ == 0)) batch_features(data, batch);
-    if (overlapped_) {
-      overlapped_->before_step(features_, w);
-      return;
-    }
-    if (dropping_) {
-      client_->pull_changes(step_, features_, values_, changed_, changed_values_);
-      assign_values(w, changed_, changed_values_, scratch_);
-      return;
-    }
-    client_->pull(step_, features_, values_);
-    assign_values(w, features_, values_, scratch_);
+    if (worker_->reads_features()) batch_features(data, batch);
+    worker_->before_step(features_, w);
   }
 
   uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
-    if (overlapped_) {
-      overlapped_->add(local, eta, w);
-      return local.nnz();
-    }
-    const SparseVector& pushed = dropping_ ? dropping_->select(local) : local;
-    client_->push(step_++, eta, pushed);
-    return pushed.nnz();
+    return worker_->after_step(local, eta, w);
   }
 
   void after_epoch(int /*epoch*/, Weights& w) override {
-    if (overlapped_) overlapped_->finish_epoch();
+    if (worker_) worker_->finish_epoch();
     if (client_) client_->done();
     if (thread_.joinable()) thread_.join();
     gather_model(comm_, map_, first_server_, server_ ? &*server_ : nullptr, w);
@@ -269,14 +248,10 @@ class ParameterServer final : public Strategy {
   std::optional<CountedComm> exchange_comm_;  // --overlap: the exchange thread's
   CommStats exchange_start_;
   std::optional<ShardClient> client_;
-  std::optional<ErrorFeedback> dropping_;
-  std::optional<OverlappedClient> overlapped_;
-  uint64_t step_ = 0;
-  double l2_;
+  std::unique_ptr<WorkerExchange> worker_;  // on workers
   ParameterServerRecord record_;  // the last epoch's, for epoch_columns()
   IndexSet batch_features_;
-  std::vector<uint32_t> features_, changed_;
-  std::vector<float> values_, changed_values_, scratch_;
+  std::vector<uint32_t> features_;
 };
 
 // The servers take the steps, by the trainer's rules.

@@ -1,13 +1,15 @@
 #include "ps/overlapped_client.h"
 
+#include <utility>
+
 #include "ps/model_copy.h"
 
 namespace mpisgd {
 
 OverlappedClient::OverlappedClient(ShardClient& client, CountedComm& main, uint32_t dim, uint64_t max_steps,
-                                   bool fixed_period, ErrorFeedback* dropping)
-    : client_(client), main_(main), max_steps_(max_steps), fixed_period_(fixed_period), dropping_(dropping),
-      sum_(dim, 0.0f), touched_(dim) {}
+                                   bool fixed_period, bool decays, std::unique_ptr<ErrorFeedback> dropping)
+    : client_(client), main_(main), max_steps_(max_steps), fixed_period_(fixed_period), decays_(decays),
+      dropping_(std::move(dropping)), sum_(dim, 0.0f), touched_(dim) {}
 
 void OverlappedClient::before_step(std::span<const uint32_t> features, Weights& w) {
   if (task_.started()) {
@@ -19,7 +21,7 @@ void OverlappedClient::before_step(std::span<const uint32_t> features, Weights& 
   if (max_steps_ == 0) collect(&w);
 }
 
-void OverlappedClient::add(const SparseVector& update, double eta, Weights& w) {
+uint64_t OverlappedClient::after_step(const SparseVector& update, double eta, Weights& w) {
   for (size_t j = 0; j < update.nnz(); ++j) {
     sum_[update.index[j]] += update.value[j];
     touched_.insert(update.index[j]);
@@ -30,6 +32,7 @@ void OverlappedClient::add(const SparseVector& update, double eta, Weights& w) {
   if (pending_steps_ == 0) pending_versions_ = taken_in_;
   ++pending_steps_;
   eta_ = eta;
+  return update.nnz();
 }
 
 void OverlappedClient::finish_epoch() {

@@ -31,6 +31,7 @@
 // Cost per exchange: as one step of ShardClient carrying up to M steps' updates summed,
 // plus the changed coordinates: about W - 1 other workers' M updates, 8 bytes each.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -39,29 +40,38 @@
 #include "ps/background_task.h"
 #include "ps/index_set.h"
 #include "ps/shard_client.h"
+#include "ps/worker_exchange.h"
 #include "sparse/error_feedback.h"
 #include "sparse/sparse_vector.h"
 
 namespace mpisgd {
 
-class OverlappedClient {
+class OverlappedClient final : public WorkerExchange {
  public:
   // `client` talks on a CountedComm of the background thread's own; `main` is the training
-  // thread's, on which its waits are timed (and watched). `dropping`: --drop-rate's error
-  // feedback, or null.
+  // thread's, on which its waits are timed (and watched). `decays`: L2 changes every value
+  // at every step. `dropping`: --drop-rate's error feedback, or null.
   OverlappedClient(ShardClient& client, CountedComm& main, uint32_t dim, uint64_t max_steps, bool fixed_period,
-                   ErrorFeedback* dropping);
+                   bool decays, std::unique_ptr<ErrorFeedback> dropping);
 
-  // Before each batch, with its distinct features (ascending; none under --drop-rate):
-  // takes in a finished exchange's values and starts the next exchange when it is due.
-  void before_step(std::span<const uint32_t> features, Weights& w);
-  // Adds a step's update (the worker's share of the mean gradient) to what the next push
-  // carries and takes it on `w`; `eta` is the step's learning rate.
-  void add(const SparseVector& update, double eta, Weights& w);
-  // After the epoch's last step: waits for the exchange in flight and pushes what is left.
-  void finish_epoch();
-  // ps-async: a server said the epoch's pushes are in (as of the last exchange taken in).
-  bool epoch_over() const { return epoch_over_; }
+  // Without L2 a value changes only when pushed, and every change comes with the pulls:
+  // naming the batch's features would only send some values twice.
+  bool reads_features() const override { return decays_ && !dropping_; }
+  // Takes in a finished exchange's values and starts the next exchange when it is due.
+  void before_step(std::span<const uint32_t> features, Weights& w) override;
+  // Adds a step's update to what the next push carries and takes it on `w` at once.
+  uint64_t after_step(const SparseVector& update, double eta, Weights& w) override;
+  // Waits for the exchange in flight and pushes what is left.
+  void finish_epoch() override;
+  // As of the last exchange taken in.
+  bool epoch_over() const override { return epoch_over_; }
+  const SparseVector* residual() const override { return dropping_ ? &dropping_->residual() : nullptr; }
+  void save_state(StateWriter& out) const override {
+    if (dropping_) dropping_->save_state(out);
+  }
+  void load_state(StateReader& in) override {
+    if (dropping_) dropping_->load_state(in);
+  }
 
  private:
   void launch(std::span<const uint32_t> features);
@@ -75,7 +85,8 @@ class OverlappedClient {
   CountedComm& main_;
   uint64_t max_steps_;
   bool fixed_period_;
-  ErrorFeedback* dropping_;
+  bool decays_;
+  std::unique_ptr<ErrorFeedback> dropping_;
   BackgroundTask task_;
   bool epoch_over_ = false;
   uint64_t pulls_ = 0;  // this epoch's exchanges, the next pull's step
