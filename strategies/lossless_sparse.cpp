@@ -36,7 +36,7 @@ class LosslessSparse final : public Strategy {
   uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
     const SparseVector& sent = feedback_ ? feedback_->select(local) : local;
     encode<float>(sent.index, sent.value, {0, dim_}, config_.dense_switch, input_);
-    return step_.apply(allreduce_->allreduce(input_), eta, w);
+    return apply_sum(allreduce_->allreduce(input_), eta, w);
   }
   bool passes_through() const override { return one_rank_; }
   const SparseVector* residual() const override { return feedback_ ? &feedback_->residual() : nullptr; }
@@ -62,7 +62,6 @@ class LosslessSparse final : public Strategy {
   std::unique_ptr<SparseAllreduce<float>> allreduce_;
   std::optional<ErrorFeedback> feedback_;
   Stream<float> input_;
-  SumStep step_;
 };
 
 // The collectives' flags (CollectiveConfig), which the top-k strategies' warm-up also

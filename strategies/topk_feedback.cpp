@@ -40,12 +40,12 @@ class TopkFeedback final : public Strategy {
     if (feedback_.warming_up()) {
       const SparseVector& all = feedback_.select(local);
       encode<float>(all.index, all.value, {0, dim_}, DenseSwitch{}, selected_);
-      return step_.apply(warmup_->allreduce(selected_), eta, w);
+      return apply_sum(warmup_->allreduce(selected_), eta, w);
     }
     write_pairs(feedback_.select(local), dim_, selected_);
     const Stream<float>& sum = allreduce_->allreduce(selected_, feedback_.k(), dropped_);
     feedback_.take_back(dropped_);
-    return step_.apply(sum, eta, w);
+    return apply_sum(sum, eta, w);
   }
   const SparseVector* residual() const override { return &feedback_.residual(); }
   void save_state(StateWriter& out) const override {
@@ -63,7 +63,6 @@ class TopkFeedback final : public Strategy {
   std::unique_ptr<TopkAllreduce<float>> allreduce_;
   std::unique_ptr<SparseAllreduce<float>> warmup_;
   Stream<float> selected_, dropped_;
-  SumStep step_;
 };
 
 std::vector<std::string> selection_names() {

@@ -48,6 +48,14 @@ void Weights::step_sparse(double eta, std::span<const uint32_t> index, std::span
   end_step();
 }
 
+void Weights::step_pairs(double eta, std::span<const Pair<float>> g) {
+  begin_step(eta);
+  const auto n = static_cast<ptrdiff_t>(g.size());
+#pragma omp parallel for num_threads(threads_) if (threads_ > 1 && n >= kParallelStep) schedule(static)
+  for (ptrdiff_t j = 0; j < n; ++j) update(g[j].index, g[j].value);
+  end_step();
+}
+
 uint64_t Weights::step_dense(double eta, std::span<const float> g) {
   begin_step(eta);
   uint64_t nnz = 0;

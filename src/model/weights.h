@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "data/big_array.h"
+#include "sparse/stream.h"
 
 namespace mpisgd {
 
@@ -51,6 +52,8 @@ class Weights {
   // form returns the number of non-zeros of g.
   void step_sparse(double eta, std::span<const uint32_t> index, std::span<const float> g);
   uint64_t step_dense(double eta, std::span<const float> g);
+  // As step_sparse, on a collective's sum as it arrived (sparse/stream.h), not copied out.
+  void step_pairs(double eta, std::span<const Pair<float>> g);
 
   // The same step taken entry by entry, for a gradient summed in the scratch lane:
   // begin_step, then step_scratch(i) for each index the gradient touches (from any

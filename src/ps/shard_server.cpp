@@ -122,7 +122,7 @@ void ShardServer::answer_held() {
   }
 }
 
-void ShardServer::apply(const Message& push) {
+PushHeader ShardServer::decode_push(const Message& push) {
   const auto h = push.header<PushHeader>();
   const size_t m = push.items<PushHeader>(sizeof(uint32_t) + sizeof(float));
   index_.resize(m);
@@ -133,6 +133,11 @@ void ShardServer::apply(const Message& push) {
   const uint64_t stale = version_ - h.version;
   stats_.staleness_sum += static_cast<double>(stale);
   stats_.staleness_max = std::max(stats_.staleness_max, stale);
+  return h;
+}
+
+void ShardServer::apply(const Message& push) {
+  const auto h = decode_push(push);
   take_steps(h.eta, h.steps);
   if (copies_) copies_->changed(index_);
   ++version_;
@@ -140,20 +145,11 @@ void ShardServer::apply(const Message& push) {
 
 void ShardServer::apply_step_sum() {
   for (const Message& push : pending_) {
-    const auto h = push.header<PushHeader>();
-    const size_t m = push.items<PushHeader>(sizeof(uint32_t) + sizeof(float));
-    index_.resize(m);
-    value_.resize(m);
-    push.read<PushHeader>(0, m, index_.data());
-    push.read<PushHeader>(m, m, value_.data());
-    for (size_t j = 0; j < m; ++j) {
-      const uint32_t i = index_[j] - shard_.begin;
-      sum_[i] += value_[j];
-      touched_.insert(i);
+    decode_push(push);
+    for (size_t j = 0; j < index_.size(); ++j) {
+      sum_[index_[j]] += value_[j];
+      touched_.insert(index_[j]);
     }
-    const uint64_t stale = version_ - h.version;
-    stats_.staleness_sum += static_cast<double>(stale);
-    stats_.staleness_max = std::max(stats_.staleness_max, stale);
   }
   index_.clear();
   touched_.drain(index_);

@@ -85,6 +85,8 @@ class ShardServer {
   bool epoch_over() const { return epoch_pushes_ && steps_ >= epoch_pushes_; }
   void answer(int worker, const Message& request, double held_s);
   void answer_held();
+  // A push's pairs into index_ (shard-relative), value_, and its staleness into stats_.
+  PushHeader decode_push(const Message& push);
   void apply(const Message& push);
   void apply_step_sum();
   // Applies index_, value_ as the sum of `steps` worker steps (--overlap): the L2 decay
