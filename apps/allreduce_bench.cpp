@@ -37,9 +37,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -48,6 +45,9 @@
 #include <string>
 #include <vector>
 
+#include "apps/allreduce_bench/options.h"
+#include "apps/allreduce_bench/reference_sum.h"
+#include "apps/allreduce_bench/report.h"
 #include "collectives/cost_model.h"
 #include "collectives/sparse_allreduce.h"
 #include "collectives/topk_allreduce.h"
@@ -63,73 +63,7 @@
 namespace {
 
 using namespace mpisgd;
-
-constexpr int kMaxReps = 1000;
-
-struct Options {
-  uint32_t dim = 1 << 20;
-  double density = 1e-3;
-  std::string dist = "uniform";
-  double skew = 3.0;
-  std::string algo = "all";
-  int reps = 10;
-  double min_time = 0.2;
-  int rounds = 3;
-  int warmup = 1;
-  std::string type = "float";
-  int group_size = 8;
-  int tie_trials = CollectiveConfig{}.tie_trials;
-  double tie_seconds = CollectiveConfig{}.tie_seconds;
-  double tie_factor = CollectiveConfig{}.tie_factor;
-  double dense_switch = -1;  // tuned to the measured network and summation speed
-  uint64_t seed = 1;
-  std::string csv;
-  std::string log_level = "warn";
-};
-
-// ---------------------------------------------------------------------------------------
-// Inputs
-
-// k distinct indices of [0, n), ascending. uniform: every k-subset equally likely (Floyd's
-// algorithm). powerlaw: floor(n u^skew) for u uniform in [0, 1): index i is drawn with
-// probability ~ (i/n)^(1/skew - 1), so low indices are much more popular and the ranks'
-// sets overlap far more than uniform ones; duplicates are dropped and more are drawn until
-// there are k (after many rounds, uniform draws fill in the rest).
-std::vector<uint32_t> draw_indices(uint32_t n, uint64_t k, const std::string& dist, double skew,
-                                   std::mt19937_64& rng) {
-  if (dist == "uniform") return distinct_indices(n, k, rng);
-  std::vector<uint32_t> out;
-  out.reserve(k);
-  IndexBitmap seen(n);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  for (int round = 0; out.size() < k && round < 64; ++round) {
-    for (uint64_t missing = k - out.size(); missing > 0; --missing) {
-      const auto i = static_cast<uint64_t>(static_cast<double>(n) * std::pow(unit(rng), skew));
-      const uint64_t idx = std::min<uint64_t>(i, n - 1);
-      if (seen.insert(idx)) out.push_back(static_cast<uint32_t>(idx));
-    }
-  }
-  std::uniform_int_distribution<uint32_t> any(0, n - 1);
-  while (out.size() < k) {
-    const uint32_t idx = any(rng);
-    if (seen.insert(idx)) out.push_back(idx);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------
-// Small helpers
-
-std::string human_bytes(double b) {
-  if (!std::isfinite(b)) return "-";
-  if (b < 1e3) return fmt::format("{:.0f} B", b);
-  if (b < 1e6) return fmt::format("{:.2f} kB", b / 1e3);
-  if (b < 1e9) return fmt::format("{:.2f} MB", b / 1e6);
-  return fmt::format("{:.2f} GB", b / 1e9);
-}
-
-std::string ms(double s) { return std::isfinite(s) ? fmt::format("{:.3f}", s * 1e3) : "-"; }
+using namespace mpisgd::bench;
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -138,36 +72,6 @@ std::vector<std::string> split_list(const std::string& s) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
-}
-
-// Sums `n` values over all ranks in pieces MPI's int counts can take (uncounted: this is
-// the benchmark's reference, not an algorithm under test).
-template <class V>
-void reference_sum(std::vector<V>& v, MPI_Comm comm) {
-  for (size_t done = 0; done < v.size();) {
-    const size_t count = std::min(kMaxMpiCount, v.size() - done);
-    MPI_Allreduce(MPI_IN_PLACE, v.data() + done, static_cast<int>(count), mpi_type<V>(), MPI_SUM, comm);
-    done += count;
-  }
-}
-
-struct Row {
-  std::string algo;
-  bool wrong = false;
-  double median = NAN, p25 = NAN, p75 = NAN;
-  double sent = NAN, received = NAN, sent_max = NAN;  // per rank per call
-  double analytical = NAN;
-  double result_density = NAN;
-  std::string note;
-  int reps = 0;
-  bool lossy = false;                          // a top-k allreduce
-  double volume_low = NAN, volume_high = NAN;  // Table 1, bytes sent per rank per call
-};
-
-// measured / analytical bytes; 1 when both are 0 (one rank sends nothing).
-double ratio(const Row& r) {
-  if (r.sent == 0 && r.analytical == 0) return 1.0;
-  return r.sent / r.analytical;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -209,7 +113,7 @@ class Bench {
     // Table 3.1's expectation is for uniform indices over [0, N); for skewed ones, the
     // effective index space is fitted to the observed result size, as auto does.
     in.universe = o_.dist == "uniform" ? static_cast<double>(o_.dim)
-                                       : fit_universe(in.k, static_cast<double>(ref_nonzeros_), p_, o_.dim);
+                                       : fit_universe(in.k, static_cast<double>(reference_->nonzeros()), p_, o_.dim);
     in.group_size = o_.group_size;
     in.value_bytes = sizeof(V);
     in.dense_switch = config_.dense_switch;
@@ -233,8 +137,9 @@ class Bench {
       if (info->cost) r.analytical = info->cost(bytes_model);
     }
     if (rank_ == 0) {
-      print(rows);
-      if (!o_.csv.empty()) write_csv(rows);
+      const RunFacts facts{o_, p_, k_, config_.dense_switch.density, reference_->nonzeros()};
+      print_report(facts, rows);
+      if (!o_.csv.empty()) append_csv(facts, rows);
     }
     std::string wrong;
     for (const Row& r : rows) {
@@ -288,7 +193,7 @@ class Bench {
     k_ = std::min<uint64_t>(o_.dim, static_cast<uint64_t>(std::llround(o_.density * o_.dim)));
     std::seed_seq seq{o_.seed, static_cast<uint64_t>(rank_), uint64_t{0x5eed}};
     std::mt19937_64 rng(seq);
-    index_ = draw_indices(o_.dim, k_, o_.dist, o_.skew, rng);
+    index_ = o_.dist == "uniform" ? distinct_indices(o_.dim, k_, rng) : skewed_indices(o_.dim, k_, o_.skew, rng);
     // Nonzero values of either sign, |v| in [0.1, 1).
     std::uniform_real_distribution<double> mag(0.1, 1.0);
     std::bernoulli_distribution neg(0.5);
@@ -302,57 +207,7 @@ class Bench {
     encode<V>(index_, value_, Range{0, o_.dim}, kByteBound, selected_);
     dropped_.reserve(o_.dim);
 
-    // Reference: MPI_Allreduce of the dense inputs, and of their magnitudes for the
-    // tolerance: |got - want| <= 1e-5 (|want| + sum |inputs|), which allows for any
-    // summation order yet catches a missing or doubled contribution.
-    ref_.assign(o_.dim, V{0});
-    tol_.assign(o_.dim, V{0});
-    for (size_t j = 0; j < index_.size(); ++j) {
-      ref_[index_[j]] = value_[j];
-      tol_[index_[j]] = std::abs(value_[j]);
-    }
-    reference_sum(ref_, comm_.raw());
-    reference_sum(tol_, comm_.raw());
-    ref_nonzeros_ = 0;
-    for (uint32_t i = 0; i < o_.dim; ++i) {
-      tol_[i] = static_cast<V>(1e-5 * (std::abs(static_cast<double>(ref_[i])) + static_cast<double>(tol_[i])));
-      ref_nonzeros_ += ref_[i] != V{0};
-    }
-  }
-
-  // Collective: every rank's result against the reference; true if all match. A lossy
-  // algorithm's result is checked with what the ranks `dropped` added back: conservation.
-  bool verify(const std::string& name, const Stream<V>& result, const Stream<V>* dropped = nullptr) {
-    std::vector<V> got(o_.dim);
-    write_dense(result, Range{0, o_.dim}, got.data());
-    if (dropped) {
-      std::vector<V> lost(o_.dim);
-      write_dense(*dropped, Range{0, o_.dim}, lost.data());
-      reference_sum(lost, comm_.raw());
-      for (uint32_t i = 0; i < o_.dim; ++i) got[i] += lost[i];
-    }
-    const char* what = dropped ? " of result + dropped" : "";
-    uint64_t bad = 0, first = 0;
-    for (uint32_t i = 0; i < o_.dim; ++i) {
-      const double diff = std::abs(static_cast<double>(got[i]) - static_cast<double>(ref_[i]));
-      if (!(diff <= static_cast<double>(tol_[i]))) {  // also catches NaN
-        if (bad++ == 0) first = i;
-      }
-    }
-    if (bad) {
-      spdlog::error("{}: WRONG RESULT on rank {}: {} of {} values{} differ from MPI_Allreduce; first at index {}: "
-                    "got {}, want {} (result {} with {} items)",
-                    name, rank_, bad, o_.dim, what, first, got[first], ref_[first],
-                    result.is_dense() ? "dense" : "sparse", result.count());
-    }
-    uint64_t total = bad;
-    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UINT64_T, MPI_SUM, comm_.raw());
-    if (total && rank_ == 0) {
-      std::fprintf(stderr, "allreduce_bench: ERROR: %s gives a wrong %s (%llu wrong values over all ranks)\n",
-                   name.c_str(), dropped ? "sum of result and dropped" : "sum",
-                   static_cast<unsigned long long>(total));
-    }
-    return total == 0;
+    reference_.emplace(index_, value_, o_.dim, comm_.raw());
   }
 
   struct Trial {
@@ -373,7 +228,7 @@ class Bench {
       std::unique_ptr<TopkAllreduce<V>> ar = make_topk_allreduce<V>(name, comm_, o_.dim, TopkCollectiveConfig{});
       auto call = [&]() -> const Stream<V>& { return ar->allreduce(selected_, k_, dropped_); };
       if (round == 0) {
-        row.wrong = !verify(name, call(), &dropped_);
+        row.wrong = !reference_->verify(name, call(), &dropped_);
         for (int i = 1; i < o_.warmup; ++i) call();
       } else {
         call();
@@ -383,7 +238,7 @@ class Bench {
     }
     std::unique_ptr<SparseAllreduce<V>> ar = make_sparse_allreduce<V>(name, comm_, o_.dim, config_);
     if (round == 0) {
-      row.wrong = !verify(name, ar->allreduce(input_));
+      row.wrong = !reference_->verify(name, ar->allreduce(input_));
       for (int i = 1; i < o_.warmup; ++i) ar->allreduce(input_);
     } else {
       ar->allreduce(input_);
@@ -443,94 +298,6 @@ class Bench {
     return row;
   }
 
-  void print(const std::vector<Row>& rows) const {
-    const double dense_median = rows.front().median;  // "dense" is always first
-    fmt::print("allreduce_bench: P={} N={} density={:g} (k={} per rank) dist={}{} type={} reps>={} min-time={:g}s "
-               "rounds={} warmup={} dense-switch={:g} group-size={}\n",
-               p_, o_.dim, o_.density, k_, o_.dist, o_.dist == "powerlaw" ? fmt::format(" (skew {:g})", o_.skew) : "",
-               o_.type, o_.reps, o_.min_time, o_.rounds, o_.warmup, config_.dense_switch.density, o_.group_size);
-    fmt::print("  inputs drawn once (seed {}), the same every rep; reference result density {:.4g} ({} nonzeros)\n",
-               o_.seed, static_cast<double>(ref_nonzeros_) / o_.dim, ref_nonzeros_);
-    fmt::print("  time: slowest rank per call, quantiles over reps; bytes: per rank per call, mean over ranks\n");
-    fmt::print("  analytical: cost_model.h with alpha=0, beta=1 (Table 3.1 + 8-byte headers, dense switch, fold), "
-               "index space M={}\n",
-               o_.dist == "uniform" ? std::string("N (uniform)")
-                                    : fmt::format("{:.4g} (fitted to the result size)",
-                                                  fit_universe(static_cast<double>(k_),
-                                                               static_cast<double>(ref_nonzeros_), p_, o_.dim)));
-    fmt::print("\n{:<14} {:>10} {:>10} {:>10} {:>8} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9}  {}\n", "algorithm",
-               "median ms", "p25 ms", "p75 ms", "vs dense", "sent/rank", "recv/rank", "sent max", "analytical",
-               "meas/anal", "res dens", "note");
-    for (const Row& r : rows) {
-      if (r.lossy) continue;
-      std::string note = r.note;
-      if (r.wrong) note = "WRONG RESULT" + (note.empty() ? "" : "; " + note);
-      if (std::isfinite(r.analytical) && std::abs(ratio(r) - 1) > 0.1) {
-        note += std::string(note.empty() ? "" : "; ") + ">10% off analytical";
-      }
-      const double vs = r.median / dense_median;
-      fmt::print("{:<14} {:>10} {:>10} {:>10} {:>8} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9.4g}  {}\n", r.algo,
-                 ms(r.median), ms(r.p25), ms(r.p75), vs >= 0.01 ? fmt::format("{:.3f}", vs) : fmt::format("{:.1e}", vs),
-                 human_bytes(r.sent),
-                 human_bytes(r.received), human_bytes(r.sent_max), human_bytes(r.analytical),
-                 std::isfinite(r.analytical) ? fmt::format("{:.3f}", ratio(r)) : "-", r.result_density, note);
-    }
-    if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.lossy; })) print_topk(rows, dense_median);
-    std::fflush(stdout);
-  }
-
-  void print_topk(const std::vector<Row>& rows, double dense_median) const {
-    fmt::print("\ntop-k allreduces: each rank's k={} pairs are its selection; checked by conservation (result + "
-               "dropped == MPI_Allreduce)\n",
-               k_);
-    fmt::print("  Table 1: the Ok-Topk paper's volume, bytes sent per rank per call, low..high (an algorithm's "
-               "comment says whether it means the mean rank or the busiest)\n");
-    fmt::print("\n{:<14} {:>10} {:>10} {:>10} {:>8} {:>11} {:>11} {:>11} {:>21} {:>9}  {}\n", "algorithm",
-               "median ms", "p25 ms", "p75 ms", "vs dense", "sent/rank", "recv/rank", "sent max", "Table 1",
-               "res dens", "note");
-    for (const Row& r : rows) {
-      if (!r.lossy) continue;
-      std::string note = r.note;
-      if (r.wrong) note = "LOST OR ADDED MASS" + (note.empty() ? "" : "; " + note);
-      auto in_band = [&](double b) { return b >= 0.9 * r.volume_low && b <= 1.1 * r.volume_high; };
-      if (!in_band(r.sent) && !in_band(r.sent_max)) {
-        note += std::string(note.empty() ? "" : "; ") + "mean and busiest >10% outside Table 1";
-      }
-      const std::string band = r.volume_low == r.volume_high
-                                   ? human_bytes(r.volume_low)
-                                   : human_bytes(r.volume_low) + ".." + human_bytes(r.volume_high);
-      const double vs = r.median / dense_median;
-      fmt::print("{:<14} {:>10} {:>10} {:>10} {:>8} {:>11} {:>11} {:>11} {:>21} {:>9.4g}  {}\n", r.algo, ms(r.median),
-                 ms(r.p25), ms(r.p75), vs >= 0.01 ? fmt::format("{:.3f}", vs) : fmt::format("{:.1e}", vs),
-                 human_bytes(r.sent), human_bytes(r.received), human_bytes(r.sent_max), band, r.result_density, note);
-    }
-  }
-
-  void write_csv(const std::vector<Row>& rows) const {
-    namespace fs = std::filesystem;
-    const fs::path path(o_.csv);
-    if (path.has_parent_path()) fs::create_directories(path.parent_path());
-    const bool fresh = !fs::exists(path) || fs::file_size(path) == 0;
-    std::ofstream out(path, std::ios::app);
-    if (!out) throw std::runtime_error("cannot open " + o_.csv + " for appending");
-    if (fresh) {
-      out << "ranks,dim,density,k,dist,type,dense_switch,group_size,reps,algo,median_s,p25_s,p75_s,time_vs_dense,"
-             "sent_bytes,received_bytes,sent_max_bytes,analytical_bytes,measured_over_analytical,result_density,"
-             "reference_density,correct,auto_ran,lossy,table1_low_bytes,table1_high_bytes\n";
-    }
-    const double dense_median = rows.front().median;
-    for (const Row& r : rows) {
-      out << fmt::format("{},{},{:g},{},{},{},{:g},{},{},{},{:.6e},{:.6e},{:.6e},{:.4f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},"
-                         "{:.6g},{:.6g},{},{},{},{:.1f},{:.1f}\n",
-                         p_, o_.dim, o_.density, k_, o_.dist, o_.type, config_.dense_switch.density, o_.group_size, r.reps, r.algo,
-                         r.median, r.p25, r.p75, r.median / dense_median, r.sent, r.received, r.sent_max,
-                         r.analytical, ratio(r), r.result_density,
-                         static_cast<double>(ref_nonzeros_) / o_.dim, r.wrong ? 0 : 1,
-                         r.algo == "auto" ? r.note : "", r.lossy ? 1 : 0, r.volume_low, r.volume_high);
-    }
-    if (!out.flush()) throw std::runtime_error("write to " + o_.csv + " failed");
-  }
-
   const Options& o_;
   CountedComm comm_;
   int rank_, p_;
@@ -540,8 +307,7 @@ class Bench {
   std::vector<V> value_;
   Stream<V> input_;
   Stream<V> selected_, dropped_;  // the top-k allreduces' input and what they hand back
-  std::vector<V> ref_, tol_;
-  uint64_t ref_nonzeros_ = 0;
+  std::optional<ReferenceSum<V>> reference_;
 };
 
 std::string algo_help() {

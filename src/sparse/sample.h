@@ -28,4 +28,10 @@ class IndexBitmap {
 // algorithm: k draws, whatever k is against n); all of [0, n) when k >= n.
 std::vector<uint32_t> distinct_indices(uint32_t n, uint64_t k, std::mt19937_64& rng);
 
+// k distinct indices of [0, n), ascending, skewed to low ones: floor(n u^skew) for u
+// uniform in [0, 1), so index i is drawn with probability ~ (i/n)^(1/skew - 1) and sets
+// drawn by several ranks overlap far more than uniform ones. Duplicates are dropped and
+// more drawn until there are k (after many rounds, uniform draws fill in the rest).
+std::vector<uint32_t> skewed_indices(uint32_t n, uint64_t k, double skew, std::mt19937_64& rng);
+
 }  // namespace mpisgd
