@@ -1,7 +1,7 @@
 #pragma once
 // Pieces every sparse allreduce shares: folding a non-power-of-two rank count onto a
-// power of two, the canonical summation order, and sending streams with their bytes
-// counted. The split of [0, N) into owned ranges is sparse/range.h's.
+// power of two, the canonical summation order, and sending streams as raw bytes. The
+// split of [0, N) into owned ranges is sparse/range.h's.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -77,22 +77,18 @@ void check_message_size(uint64_t dim, const char* algorithm) {
 
 template <class V>
 void send_stream(CountedComm& comm, const Stream<V>& s, int dest, int tag) {
-  MPI_Send(s.data(), static_cast<int>(s.bytes()), MPI_BYTE, dest, tag, comm.raw());
-  comm.count_sent(s.bytes());
+  comm.send(s.data(), static_cast<int>(s.bytes()), MPI_BYTE, dest, tag);
 }
 
 template <class V>
 void recv_stream(CountedComm& comm, Stream<V>& s, int source, int tag) {
-  MPI_Recv(s.data(), static_cast<int>(s.capacity()), MPI_BYTE, source, tag, comm.raw(), MPI_STATUS_IGNORE);
-  comm.count_received(s.bytes());
+  comm.recv(s.data(), static_cast<int>(s.capacity()), MPI_BYTE, source, tag);
 }
 
 template <class V>
 void exchange_streams(CountedComm& comm, const Stream<V>& out, Stream<V>& in, int partner, int tag) {
-  MPI_Sendrecv(out.data(), static_cast<int>(out.bytes()), MPI_BYTE, partner, tag, in.data(),
-               static_cast<int>(in.capacity()), MPI_BYTE, partner, tag, comm.raw(), MPI_STATUS_IGNORE);
-  comm.count_sent(out.bytes());
-  comm.count_received(in.bytes());
+  comm.sendrecv(out.data(), static_cast<int>(out.bytes()), in.data(), static_cast<int>(in.capacity()), MPI_BYTE,
+                partner, tag);
 }
 
 // The fold's first step: a rank folded out hands `data` to the rank above it, which

@@ -1,8 +1,9 @@
 #pragma once
 // The dense AllGather that ends both DSAR variants: every rank contributes one dense
 // slice of [0, N) and all end with the whole vector. MPI picks the algorithm (ring or
-// recursive doubling); the bytes counted are those of a bandwidth-optimal one: each rank
-// receives, and forwards, everything but its own slice, (N - n_own) values.
+// recursive doubling); the bytes counted are those of a bandwidth-optimal one
+// (CountedComm::allgatherv): each rank receives, and forwards, everything but its own
+// slice, (N - n_own) values.
 #include <vector>
 
 #include <mpi.h>
@@ -20,24 +21,17 @@ class DenseAllgather {
     for (const Range& r : slices) {
       counts_.push_back(static_cast<int>(r.length()));
       displs_.push_back(static_cast<int>(r.begin));
-      total_ += r.length();
     }
   }
 
   // Collective: `whole` holds this rank's slice in place; on return it holds all of them.
   void run(V* whole) {
-    const int me = counter_.rank();
-    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, whole, counts_.data(), displs_.data(), mpi_type<V>(),
-                   counter_.raw());
-    const uint64_t moved = (total_ - static_cast<uint64_t>(counts_[me])) * sizeof(V);
-    counter_.count_sent(moved);
-    counter_.count_received(moved);
+    counter_.allgatherv(MPI_IN_PLACE, whole, counts_.data(), displs_.data(), mpi_type<V>());
   }
 
  private:
   CountedComm& counter_;
   std::vector<int> counts_, displs_;
-  uint64_t total_ = 0;
 };
 
 }  // namespace mpisgd

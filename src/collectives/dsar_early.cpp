@@ -85,11 +85,7 @@ class DsarEarly final : public SparseAllreduce<V> {
     result_.set_dense(layout_.dim);
     V* mine = result_.values().data() + layout_.slice(rank).begin;
     if (layout_.q_count > 1) {
-      MPI_Reduce_scatter(group_dense_.data(), mine, scatter_counts_.data(), mpi_type<V>(), MPI_SUM, cross_);
-      // Bandwidth-optimal reduce-scatter: (Q-1)/Q of the range each way.
-      const uint64_t moved = (group_dense_.size() - layout_.slice(rank).length()) * sizeof(V);
-      comm_.count_sent(moved);
-      comm_.count_received(moved);
+      comm_.reduce_scatter_sum(group_dense_.data(), mine, scatter_counts_.data(), cross_);
     } else {
       std::copy(group_dense_.begin(), group_dense_.end(), mine);
     }

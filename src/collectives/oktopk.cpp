@@ -168,15 +168,11 @@ class OkTopk final : public TopkAllreduce<V> {
     });
     keep_largest(keys_, k);
     const int p = comm_.size(), mine = static_cast<int>(keys_.size());
-    MPI_Allgather(&mine, 1, MPI_INT, counts_.data(), 1, MPI_INT, comm_.raw());
+    comm_.allgather(&mine, 1, counts_.data());
     std::exclusive_scan(counts_.begin(), counts_.end(), displs_.begin(), 0);
     const auto total = static_cast<size_t>(displs_[p - 1]) + static_cast<size_t>(counts_[p - 1]);
     all_keys_.resize(total);
-    MPI_Allgatherv(keys_.data(), mine, mpi_type<Key<V>>(), all_keys_.data(), counts_.data(), displs_.data(),
-                   mpi_type<Key<V>>(), comm_.raw());
-    const uint64_t others = (p - 1) * sizeof(int) + (total - static_cast<size_t>(mine)) * sizeof(Key<V>);
-    comm_.count_sent(others);
-    comm_.count_received(others);
+    comm_.allgatherv(keys_.data(), all_keys_.data(), counts_.data(), displs_.data(), mpi_type<Key<V>>());
     if (total <= k) return 0;
     keep_largest(all_keys_, k);
     return *std::min_element(all_keys_.begin(), all_keys_.end());
@@ -202,10 +198,7 @@ class OkTopk final : public TopkAllreduce<V> {
   // sums (the drift of a reused threshold), in shares_; returns their totals.
   Shares share(uint32_t kept_nonzero) {
     const uint32_t mine[kShares] = {static_cast<uint32_t>(kept_.size()), kept_nonzero, nonzero_};
-    MPI_Allgather(mine, kShares, MPI_UINT32_T, shares_.data(), kShares, MPI_UINT32_T, comm_.raw());
-    const uint64_t others = static_cast<uint64_t>(comm_.size() - 1) * sizeof mine;
-    comm_.count_sent(others);
-    comm_.count_received(others);
+    comm_.allgather(mine, kShares, shares_.data());
     Shares all;
     for (int r = 0; r < comm_.size(); ++r) {
       all.kept += shares_[kShares * r];
@@ -230,11 +223,7 @@ class OkTopk final : public TopkAllreduce<V> {
     } else {
       std::copy(kept_.begin(), kept_.end(), gathered_.begin() + displs_[me]);
     }
-    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered_.data(), counts_.data(), displs_.data(), pair_type_,
-                   comm_.raw());
-    const uint64_t others = (total - static_cast<uint64_t>(counts_[me])) * sizeof(Pair<V>);
-    comm_.count_sent(others);
-    comm_.count_received(others);
+    comm_.allgatherv(MPI_IN_PLACE, gathered_.data(), counts_.data(), displs_.data(), pair_type_);
   }
 
   // Data balancing (Figure 3): rank j ends with slice j, [total j / P, total (j+1) / P), of
@@ -254,15 +243,13 @@ class OkTopk final : public TopkAllreduce<V> {
       const auto [from_lo, from_hi] = held(from);
       const uint64_t in_lo = std::max(from_lo, slice(me)), in_hi = std::min(from_hi, slice(me + 1));
       if (in_lo < in_hi) {
-        MPI_Irecv(gathered_.data() + in_lo, static_cast<int>(in_hi - in_lo), pair_type_, from, kTagBalance,
-                  comm_.raw(), &requests_.emplace_back());
-        comm_.count_received((in_hi - in_lo) * sizeof(Pair<V>));
+        requests_.push_back(
+            comm_.irecv(gathered_.data() + in_lo, static_cast<int>(in_hi - in_lo), pair_type_, from, kTagBalance));
       }
       const uint64_t out_lo = std::max(lo, slice(to)), out_hi = std::min(hi, slice(to + 1));
       if (out_lo < out_hi) {
-        MPI_Isend(kept_.data() + (out_lo - lo), static_cast<int>(out_hi - out_lo), pair_type_, to, kTagBalance,
-                  comm_.raw(), &requests_.emplace_back());
-        comm_.count_sent((out_hi - out_lo) * sizeof(Pair<V>));
+        requests_.push_back(
+            comm_.isend(kept_.data() + (out_lo - lo), static_cast<int>(out_hi - out_lo), pair_type_, to, kTagBalance));
       }
     }
     const uint64_t own_lo = std::max(lo, slice(me)), own_hi = std::min(hi, slice(me + 1));

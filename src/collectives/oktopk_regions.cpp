@@ -62,16 +62,13 @@ const Stream<V>& RegionReduce<V>::reduce(const Stream<V>& selected) {
   const int p = comm_.size(), me = comm_.rank();
   for (int s = 0; s < p; ++s) {
     if (s == me) continue;
-    MPI_Irecv(part_[s].data(), static_cast<int>(part_[s].capacity()), MPI_BYTE, s, kTagSplit, comm_.raw(),
-              &recv_req_[s]);
+    recv_req_[s] = comm_.irecv_upto(part_[s].data(), static_cast<int>(part_[s].capacity()), s, kTagSplit);
   }
   // Parts travel as they are cheapest: pairs, or dense past the byte bound.
   for (int d = 1; d < p; ++d) {
     const int dest = (me + d) % p;
     extract(selected, whole_, region(dest), kByteBound, send_[d]);
-    MPI_Isend(send_[d].data(), static_cast<int>(send_[d].bytes()), MPI_BYTE, dest, kTagSplit, comm_.raw(),
-              &send_req_[d - 1]);
-    comm_.count_sent(send_[d].bytes());
+    send_req_[d - 1] = comm_.isend(send_[d].data(), static_cast<int>(send_[d].bytes()), MPI_BYTE, dest, kTagSplit);
   }
   extract(selected, whole_, owned(), kByteBound, part_[me]);
 
@@ -79,8 +76,7 @@ const Stream<V>& RegionReduce<V>::reduce(const Stream<V>& selected) {
   // parts in that order still sums each one while the later ones are in flight. The sums
   // stay pairs up to the byte bound: the global selection scans only what they hold.
   for (int s = 0; s < p; ++s) {
-    MPI_Wait(&recv_req_[s], MPI_STATUS_IGNORE);
-    if (s != me) comm_.count_received(part_[s].bytes());
+    comm_.wait_received(recv_req_[s]);
     if (s == 0) {
       acc_.swap(part_[0]);
     } else {

@@ -52,7 +52,6 @@
 #include "collectives/collective_util.h"
 #include "collectives/cost_model.h"
 #include "collectives/sparse_allreduce.h"
-#include "comm/extrema.h"
 
 namespace mpisgd {
 namespace {
@@ -97,8 +96,7 @@ class SparseAuto final : public SparseAllreduce<V> {
     CountedComm::Timed timed(comm_);
     const uint64_t local_k = input.is_dense() ? dim_ : input.count();
     if (calls_ == 0) {  // nothing from before
-      k_max_ = max_over_ranks(comm_.raw(), static_cast<int64_t>(local_k));
-      count_k_exchange();
+      k_max_ = comm_.max(static_cast<int64_t>(local_k));
     } else if (k_request_ != MPI_REQUEST_NULL) {
       MPI_Wait(&k_request_, MPI_STATUS_IGNORE);
     }
@@ -106,8 +104,7 @@ class SparseAuto final : public SparseAllreduce<V> {
     if (calls_++ % kRefreshK == 0) {
       k_local_ = static_cast<int64_t>(local_k);
       // Signed, as in comm/extrema.h: some MPIs take MPI_MAX on unsigned types as signed.
-      MPI_Iallreduce(&k_local_, &k_max_, 1, MPI_INT64_T, MPI_MAX, comm_.raw(), &k_request_);
-      count_k_exchange();
+      k_request_ = comm_.imax(&k_local_, &k_max_);
     }
 
     CostInputs in;
@@ -218,10 +215,7 @@ class SparseAuto final : public SparseAllreduce<V> {
     const Stream<V>* result = &c.algorithm->allreduce(input);
     // A call's time is the slowest rank's, so every rank sees the same times and agrees
     // on how many calls to time and on the fastest.
-    double took = MPI_Wtime() - start;
-    MPI_Allreduce(MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX, comm_.raw());
-    comm_.count_sent(sizeof took);
-    comm_.count_received(sizeof took);
+    const double took = comm_.max(MPI_Wtime() - start);
     const size_t ran = e.who[j];
     e.seconds[j].push_back(took);
     if (std::none_of(e.seconds.begin(), e.seconds.end(), not_enough)) settle(key, e, k);  // ends e
@@ -248,11 +242,6 @@ class SparseAuto final : public SparseAllreduce<V> {
     // losers' buffers.
     stale_.insert(stale_.end(), e.who.begin(), e.who.end());
     exploring_.erase(key);
-  }
-
-  void count_k_exchange() {
-    comm_.count_sent(sizeof(uint64_t));
-    comm_.count_received(sizeof(uint64_t));
   }
 
   struct Candidate {

@@ -35,15 +35,14 @@ template <class V>
 const Stream<V>& SplitReduce<V>::reduce(const Stream<V>& input) {
   const int p = size_;
   for (int d = 1; d < p; ++d) {
-    MPI_Irecv(recv_[d].data(), static_cast<int>(recv_[d].capacity()), MPI_BYTE, (rank_ - d + p) % p, kTagSplit,
-              comm_, &recv_req_[d - 1]);
+    recv_req_[d - 1] = counter_.irecv_upto(recv_[d].data(), static_cast<int>(recv_[d].capacity()), (rank_ - d + p) % p,
+                                           kTagSplit, comm_);
   }
   for (int d = 1; d < p; ++d) {
     const int dest = (rank_ + d) % p;
     extract(input, whole_, range(dest), sw_, send_[d]);
-    MPI_Isend(send_[d].data(), static_cast<int>(send_[d].bytes()), MPI_BYTE, dest, kTagSplit, comm_,
-              &send_req_[d - 1]);
-    counter_.count_sent(send_[d].bytes());
+    send_req_[d - 1] =
+        counter_.isend(send_[d].data(), static_cast<int>(send_[d].bytes()), MPI_BYTE, dest, kTagSplit, comm_);
   }
   extract(input, whole_, owned(), sw_, acc_);
 
@@ -58,11 +57,8 @@ const Stream<V>& SplitReduce<V>::reduce(const Stream<V>& input) {
   for (int waiting = p - 1;;) {
     done = add_ready(done);
     if (waiting == 0) break;
-    int index = MPI_UNDEFINED;
-    MPI_Waitany(p - 1, recv_req_.data(), &index, MPI_STATUS_IGNORE);
-    const int source = (rank_ - (index + 1) + p) % p;
-    arrived_[source] = 1;
-    counter_.count_received(part_[source]->bytes());
+    const int index = counter_.wait_any_received(recv_req_);
+    arrived_[(rank_ - (index + 1) + p) % p] = 1;
     --waiting;
   }
   MPI_Waitall(p - 1, send_req_.data(), MPI_STATUSES_IGNORE);

@@ -32,15 +32,12 @@ class TopkAllgather final : public TopkAllreduce<V> {
     pairs_of(selected);
     const int p = comm_.size();
     int mine = static_cast<int>(send_.size() * sizeof(Pair<V>));
-    MPI_Allgather(&mine, 1, MPI_INT, counts_.data(), 1, MPI_INT, comm_.raw());
+    comm_.allgather(&mine, 1, counts_.data());
     std::exclusive_scan(counts_.begin(), counts_.end(), displs_.begin(), 0);
     const size_t total = static_cast<size_t>(displs_[p - 1]) + static_cast<size_t>(counts_[p - 1]);
     if (total > static_cast<size_t>(INT32_MAX)) throw std::runtime_error("topk-ag: the gathered pairs exceed 2 GiB");
     recv_.resize(total / sizeof(Pair<V>));
-    MPI_Allgatherv(send_.data(), mine, MPI_BYTE, recv_.data(), counts_.data(), displs_.data(), MPI_BYTE, comm_.raw());
-    const uint64_t others = total - static_cast<uint64_t>(mine) + (p - 1) * sizeof(int);
-    comm_.count_sent(others);
-    comm_.count_received(others);
+    comm_.allgatherv(send_.data(), recv_.data(), counts_.data(), displs_.data(), MPI_BYTE);
 
     for (int r = 0; r < p; ++r) {
       const auto count = static_cast<uint32_t>(counts_[r] / sizeof(Pair<V>));

@@ -45,23 +45,21 @@ void probe(const Channels& c, int source, int tag, MPI_Comm comm, MPI_Status& st
   });
 }
 
-void receive(const Channels& c, void* data, int bytes, int source, int tag, MPI_Comm comm) {
+void receive(CountedComm& counter, const Channels& c, void* data, int bytes, int source, int tag, MPI_Comm comm) {
   if (!c.threaded) {
-    MPI_Recv(data, bytes, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE);
+    counter.recv(data, bytes, MPI_BYTE, source, tag, comm);
     return;
   }
-  MPI_Request r;
-  MPI_Irecv(data, bytes, MPI_BYTE, source, tag, comm, &r);
+  MPI_Request r = counter.irecv(data, bytes, MPI_BYTE, source, tag, comm);
   wait_all(c, std::span(&r, 1));
 }
 
-void send(const Channels& c, const void* data, int bytes, int dest, int tag, MPI_Comm comm) {
+void send(CountedComm& counter, const Channels& c, const void* data, int bytes, int dest, int tag, MPI_Comm comm) {
   if (!c.threaded) {
-    MPI_Send(data, bytes, MPI_BYTE, dest, tag, comm);
+    counter.send(data, bytes, MPI_BYTE, dest, tag, comm);
     return;
   }
-  MPI_Request r;
-  MPI_Isend(data, bytes, MPI_BYTE, dest, tag, comm, &r);
+  MPI_Request r = counter.isend(data, bytes, MPI_BYTE, dest, tag, comm);
   wait_all(c, std::span(&r, 1));
 }
 

@@ -1,6 +1,5 @@
 #include "ps/model_copy.h"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace mpisgd {
@@ -32,14 +31,7 @@ void gather_model(CountedComm& comm, const ShardMap& map, int first_server, cons
     const int root = first_server + s;
     if (comm.rank() == root)
       for (uint32_t i = shard.begin; i < shard.end; ++i) all[i] = mine->value(i - shard.begin);
-    for (uint32_t at = shard.begin; at < shard.end;) {
-      const auto n = static_cast<uint32_t>(std::min<uint64_t>(kMaxMpiCount, shard.end - at));
-      MPI_Bcast(all.data() + at, static_cast<int>(n), MPI_FLOAT, root, comm.raw());
-      at += n;
-    }
-    // As one copy per rank: the root's shard leaves it once, every other rank takes it in.
-    if (comm.rank() == root) comm.count_sent(uint64_t{shard.length()} * sizeof(float));
-    else comm.count_received(uint64_t{shard.length()} * sizeof(float));
+    comm.bcast(all.data() + shard.begin, shard.length(), root);
   }
   std::vector<float> minus(w.dim());
   for (uint32_t i = 0; i < w.dim(); ++i) minus[i] = static_cast<float>(w.weight(i));

@@ -33,15 +33,13 @@ void ShardClient::pull(uint64_t step, std::span<const uint32_t> features, std::v
     out_[s].start(PullHeader{step});
     out_[s].append(features.subspan(cuts_[s], cuts_[s + 1] - cuts_[s]));
     in_[s].resize(sizeof(ValuesHeader) + (cuts_[s + 1] - cuts_[s]) * sizeof(float));
-    requests_.emplace_back();
-    MPI_Irecv(in_[s].data(), message_bytes(in_[s]), MPI_BYTE, first_server_ + static_cast<int>(s), kTagValues,
-              channels_.replies, &requests_.back());
+    requests_.push_back(comm_.irecv(in_[s].data(), message_bytes(in_[s]), MPI_BYTE,
+                                    first_server_ + static_cast<int>(s), kTagValues, channels_.replies));
   }
   send_all(kTagPull);
   values.resize(features.size());
   double held = 0;
   for (size_t s = 0; s < in_.size(); ++s) {
-    if (remote(s)) comm_.count_received(in_[s].size());
     const auto h = in_[s].header<ValuesHeader>();
     version_[s] = h.version;
     held = std::max(held, h.held_s);
@@ -75,8 +73,7 @@ void ShardClient::pull_changes(uint64_t step, std::span<const uint32_t> features
     int bytes = 0;
     MPI_Get_count(&status, MPI_BYTE, &bytes);
     in_[s].resize(static_cast<size_t>(bytes));
-    receive(channels_, in_[s].data(), bytes, status.MPI_SOURCE, kTagValues, channels_.replies);
-    if (remote(s)) comm_.count_received(in_[s].size());
+    receive(comm_, channels_, in_[s].data(), bytes, status.MPI_SOURCE, kTagValues, channels_.replies);
   }
   wait_all(channels_, requests_);
   values.resize(features.size());
@@ -134,10 +131,8 @@ void ShardClient::send_all(int tag) {
 
 void ShardClient::post_all(int tag) {
   for (size_t s = 0; s < out_.size(); ++s) {
-    requests_.emplace_back();
-    MPI_Isend(out_[s].data(), message_bytes(out_[s]), MPI_BYTE, first_server_ + static_cast<int>(s), tag,
-              channels_.requests, &requests_.back());
-    if (remote(s)) comm_.count_sent(out_[s].size());
+    requests_.push_back(comm_.isend(out_[s].data(), message_bytes(out_[s]), MPI_BYTE,
+                                    first_server_ + static_cast<int>(s), tag, channels_.requests));
   }
 }
 

@@ -57,7 +57,6 @@ class ShardClient {
  private:
   void send_all(int tag);  // out_[s] to every server, then waits for the receives posted
   void post_all(int tag);  // out_[s] to every server, leaving the requests in requests_
-  bool remote(size_t s) const { return first_server_ + static_cast<int>(s) != comm_.rank(); }
 
   CountedComm& comm_;
   Channels channels_;

@@ -80,8 +80,7 @@ void ShardServer::receive(Message& into, const MPI_Status& probed) {
   int bytes = 0;
   MPI_Get_count(&probed, MPI_BYTE, &bytes);
   into.resize(static_cast<size_t>(bytes));
-  mpisgd::receive(channels_, into.data(), bytes, probed.MPI_SOURCE, probed.MPI_TAG, channels_.requests);
-  if (probed.MPI_SOURCE != comm_.rank()) comm_.count_received(static_cast<uint64_t>(bytes));
+  mpisgd::receive(comm_, channels_, into.data(), bytes, probed.MPI_SOURCE, probed.MPI_TAG, channels_.requests);
 }
 
 bool ShardServer::may_answer(uint64_t step) const {
@@ -107,8 +106,7 @@ void ShardServer::answer(int worker, const Message& request, double held_s) {
     out_.append<float>(value_);
   }
   CountedComm::Timed timed(comm_, "a reply to a worker");
-  send(channels_, out_.data(), static_cast<int>(out_.size()), worker, kTagValues, channels_.replies);
-  if (worker != comm_.rank()) comm_.count_sent(out_.size());
+  send(comm_, channels_, out_.data(), static_cast<int>(out_.size()), worker, kTagValues, channels_.replies);
 }
 
 void ShardServer::answer_held() {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "collectives/sparse_allreduce.h"
 #include "comm/counted_comm.h"
@@ -67,6 +69,52 @@ TEST_CASE("the library talks on its own duplicate of the caller's communicator",
   CHECK(on_all_ranks(!taken));
   MPI_Cancel(&request);
   MPI_Wait(&request, MPI_STATUS_IGNORE);
+}
+
+TEST_CASE("the counted communicator counts what leaves a rank and what arrives from others", "[comm]") {
+  CountedComm comm(MPI_COMM_WORLD);
+  const int rank = comm.rank(), p = comm.size();
+  const auto moved = [&](auto exchange) {
+    const CommStats before = comm.stats();
+    exchange();
+    const CommStats d = comm.stats() - before;
+    return std::pair(d.bytes_sent, d.bytes_received);
+  };
+  using Bytes = std::pair<uint64_t, uint64_t>;
+
+  SECTION("a message to oneself stays in memory; one to another rank counts once on each side") {
+    std::vector<char> out(100 + rank), in(200);
+    CHECK(moved([&] {
+            MPI_Request r = comm.isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, rank, 1);
+            comm.recv(in.data(), static_cast<int>(in.size()), MPI_BYTE, rank, 1);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+          }) == Bytes{0, 0});
+    // A receive posted with room for more counts what came, once its wait completes.
+    const int next = (rank + 1) % p, previous = (rank + p - 1) % p;
+    if (p > 1)
+      CHECK(moved([&] {
+              MPI_Request r = comm.irecv_upto(in.data(), static_cast<int>(in.size()), previous, 2);
+              MPI_Request s = comm.isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, next, 2);
+              comm.wait_received(r);
+              MPI_Wait(&s, MPI_STATUS_IGNORE);
+            }) == Bytes{out.size(), static_cast<uint64_t>(100 + previous)});
+  }
+  SECTION("collectives count a bandwidth-optimal algorithm's volume, a broadcast one copy per rank") {
+    std::vector<int> counts(p), displs(p);
+    for (int r = 0; r < p; ++r) {
+      counts[r] = r + 1;
+      displs[r] = r * (r + 1) / 2;
+    }
+    std::vector<float> all(static_cast<size_t>(p * (p + 1) / 2));
+    const uint64_t others = (all.size() - counts[rank]) * sizeof(float);
+    CHECK(moved([&] { comm.allgatherv(MPI_IN_PLACE, all.data(), counts.data(), displs.data(), MPI_FLOAT); }) ==
+          Bytes{others, others});
+    const uint64_t copy = all.size() * sizeof(float);
+    CHECK(moved([&] { comm.bcast(all.data(), all.size(), 0); }) == (rank == 0 ? Bytes{copy, 0} : Bytes{0, copy}));
+    int64_t largest = 0;
+    CHECK(moved([&] { largest = comm.max(int64_t{rank}); }) == Bytes{8, 8});
+    CHECK(largest == p - 1);
+  }
 }
 
 TEST_CASE("an algorithm whose dense stream exceeds one MPI message is refused before it is made", "[comm][collectives]") {
