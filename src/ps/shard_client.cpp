@@ -27,11 +27,8 @@ ShardClient::ShardClient(CountedComm& comm, Channels channels, const ShardMap& m
 void ShardClient::pull(uint64_t step, std::span<const uint32_t> features, std::vector<float>& values) {
   const double start = MPI_Wtime();
   CountedComm::Timed timed(comm_, "a parameter-server pull");
-  map_.cut(features, cuts_);
-  requests_.clear();
+  write_pulls(step, features);
   for (size_t s = 0; s < out_.size(); ++s) {
-    out_[s].start(PullHeader{step});
-    out_[s].append(features.subspan(cuts_[s], cuts_[s + 1] - cuts_[s]));
     in_[s].resize(sizeof(ValuesHeader) + (cuts_[s + 1] - cuts_[s]) * sizeof(float));
     requests_.push_back(comm_.irecv(in_[s].data(), message_bytes(in_[s]), MPI_BYTE,
                                     first_server_ + static_cast<int>(s), kTagValues, channels_.replies));
@@ -39,13 +36,7 @@ void ShardClient::pull(uint64_t step, std::span<const uint32_t> features, std::v
   send_all(kTagPull);
   values.resize(features.size());
   double held = 0;
-  for (size_t s = 0; s < in_.size(); ++s) {
-    const auto h = in_[s].header<ValuesHeader>();
-    version_[s] = h.version;
-    held = std::max(held, h.held_s);
-    epoch_over_ = epoch_over_ || h.epoch_over;
-    in_[s].read<ValuesHeader>(0, cuts_[s + 1] - cuts_[s], values.data() + cuts_[s]);
-  }
+  for (size_t s = 0; s < in_.size(); ++s) held = std::max(held, read_values(s, values));
   stats_.wait_s += held;
   stats_.pull_s += MPI_Wtime() - start;
 }
@@ -54,12 +45,7 @@ void ShardClient::pull_changes(uint64_t step, std::span<const uint32_t> features
                                std::vector<uint32_t>& changed, std::vector<float>& changed_values) {
   const double start = MPI_Wtime();
   CountedComm::Timed timed(comm_, "a parameter-server pull");
-  map_.cut(features, cuts_);
-  requests_.clear();
-  for (size_t s = 0; s < out_.size(); ++s) {
-    out_[s].start(PullHeader{step});
-    out_[s].append(features.subspan(cuts_[s], cuts_[s + 1] - cuts_[s]));
-  }
+  write_pulls(step, features);
   post_all(kTagPull);
   // An answer's size is known only once it is in, so no receive can be posted ahead: each
   // is probed for, from whichever server answers first, while the requests are still
@@ -81,12 +67,8 @@ void ShardClient::pull_changes(uint64_t step, std::span<const uint32_t> features
   changed_values.clear();
   double held = 0;
   for (size_t s = 0; s < in_.size(); ++s) {
-    const auto h = in_[s].header<ValuesHeader>();
-    version_[s] = h.version;
-    held = std::max(held, h.held_s);
-    epoch_over_ = epoch_over_ || h.epoch_over;
+    held = std::max(held, read_values(s, values));
     const size_t k = cuts_[s + 1] - cuts_[s];
-    in_[s].read<ValuesHeader>(0, k, values.data() + cuts_[s]);
     const size_t n = (in_[s].items<ValuesHeader>(1) - k * sizeof(float)) / (sizeof(uint32_t) + sizeof(float));
     const size_t at = changed.size();
     changed.resize(at + n);
@@ -114,6 +96,23 @@ void ShardClient::push(uint64_t step, double eta, const SparseVector& update, ui
   }
   send_all(kTagPush);
   stats_.push_s += MPI_Wtime() - start;
+}
+
+void ShardClient::write_pulls(uint64_t step, std::span<const uint32_t> features) {
+  map_.cut(features, cuts_);
+  requests_.clear();
+  for (size_t s = 0; s < out_.size(); ++s) {
+    out_[s].start(PullHeader{step});
+    out_[s].append(features.subspan(cuts_[s], cuts_[s + 1] - cuts_[s]));
+  }
+}
+
+double ShardClient::read_values(size_t s, std::vector<float>& values) {
+  const auto h = in_[s].header<ValuesHeader>();
+  version_[s] = h.version;
+  epoch_over_ = epoch_over_ || h.epoch_over;
+  in_[s].read<ValuesHeader>(0, cuts_[s + 1] - cuts_[s], values.data() + cuts_[s]);
+  return h.held_s;
 }
 
 void ShardClient::done() {

@@ -55,6 +55,11 @@ class ShardClient {
   ClientStats take_stats();
 
  private:
+  // out_[s] = server s's part of a pull of `features` (ascending) for `step`; cuts_ set.
+  void write_pulls(uint64_t step, std::span<const uint32_t> features);
+  // Server s's answer (in_[s]): its header taken in, its values of the named features into
+  // their places in `values`; returns the time the server held the pull.
+  double read_values(size_t s, std::vector<float>& values);
   void send_all(int tag);  // out_[s] to every server, then waits for the receives posted
   void post_all(int tag);  // out_[s] to every server, leaving the requests in requests_
 
