@@ -53,14 +53,6 @@ ParameterServerSummary summarize_parameter_server(const ParameterServerRecord& r
   return s;
 }
 
-std::vector<std::string> parameter_server_columns() {
-  std::vector<std::string> names = {"workers", "servers"};
-  for (const char* name : kSpreadNames)
-    for (const char* of : {"_min", "_mean", "_max"}) names.push_back(std::string(name) + of);
-  names.insert(names.end(), {"staleness_mean", "staleness_max"});
-  return names;
-}
-
 StrategyColumns to_columns(const ParameterServerSummary& s) {
   StrategyColumns out;
   out.cells = {{"workers", fmt::format("{}", s.workers)}, {"servers", fmt::format("{}", s.servers)}};
@@ -79,6 +71,12 @@ StrategyColumns to_columns(const ParameterServerSummary& s) {
       s.servers, s.servers == 1 ? "" : "s", format_spread(s.busy, 0.01, 0) + "%", s.staleness_mean,
       s.staleness_max);
   return out;
+}
+
+std::vector<std::string> parameter_server_columns() {
+  std::vector<std::string> names;
+  for (const auto& cell : to_columns(ParameterServerSummary{}).cells) names.push_back(cell.first);
+  return names;
 }
 
 }  // namespace mpisgd

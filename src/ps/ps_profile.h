@@ -31,7 +31,9 @@ struct ParameterServerSummary {
 // Collective over `comm`: every rank's record, summarized on every rank.
 ParameterServerSummary summarize_parameter_server(const ParameterServerRecord& r, MPI_Comm comm);
 
-std::vector<std::string> parameter_server_columns();
+// The columns' cells as the profile writes them, and the line under the table's row.
 StrategyColumns to_columns(const ParameterServerSummary& s);
+// Their names, in that order.
+std::vector<std::string> parameter_server_columns();
 
 }  // namespace mpisgd
