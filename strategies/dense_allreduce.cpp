@@ -15,12 +15,12 @@ class DenseAllreduce final : public Strategy {
  public:
   explicit DenseAllreduce(const StrategyContext& c) : comm_(c.comm), sum_(c.comm.size() > 1 ? c.dim : 0, 0.0f) {}
 
-  uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
+  uint64_t exchange(const Stream<float>& local, double eta, Weights& w) override {
     if (comm_.size() == 1) {  // the allreduce of one rank is the identity
-      w.step_sparse(eta, local.index, local.value);
-      return local.nnz();
+      w.step_pairs(eta, local.pairs());
+      return local.count();
     }
-    for (size_t j = 0; j < local.nnz(); ++j) sum_[local.index[j]] = local.value[j];
+    for (const Pair<float>& p : local.pairs()) sum_[p.index] = p.value;
     comm_.allreduce_sum(sum_.data(), sum_.size());
     uint64_t nnz = w.step_dense(eta, sum_);
     std::fill(sum_.begin(), sum_.end(), 0.0f);

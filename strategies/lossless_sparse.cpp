@@ -26,17 +26,16 @@ class LosslessSparse final : public Strategy {
   LosslessSparse(const StrategyContext& c, const std::string& algorithm, const SparsifyOptions& sparsify)
       : comm_(c.comm), algorithm_(algorithm), dim_(c.dim), one_rank_(c.comm.size() == 1 && !sparsify.requested()),
         config_(tuned(c.flags.get<CollectiveConfig>(), c.comm, sizeof(float))),
-        allreduce_(make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)), input_(c.dim) {
+        allreduce_(make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)) {
     if (!sparsify.requested()) return;
     feedback_.emplace(sparsify, c.dim);
     spdlog::info("{} on the top k = {} of N = {} per rank, selection {}", algorithm, feedback_->k(), c.dim,
                  sparsify.select.empty() ? "threshold-reuse" : sparsify.select);
   }
 
-  uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
-    const SparseVector& sent = feedback_ ? feedback_->select(local) : local;
-    encode<float>(sent.index, sent.value, {0, dim_}, config_.dense_switch, input_);
-    return apply_sum(allreduce_->allreduce(input_), eta, w);
+  uint64_t exchange(const Stream<float>& local, double eta, Weights& w) override {
+    const Stream<float>& sent = feedback_ ? feedback_->select(local.pairs()) : local;
+    return apply_sum(allreduce_->allreduce(switched(sent, {0, dim_}, config_.dense_switch, dense_)), eta, w);
   }
   bool passes_through() const override { return one_rank_; }
   const SparseVector* residual() const override { return feedback_ ? &feedback_->residual() : nullptr; }
@@ -61,7 +60,7 @@ class LosslessSparse final : public Strategy {
   CollectiveConfig config_;
   std::unique_ptr<SparseAllreduce<float>> allreduce_;
   std::optional<ErrorFeedback> feedback_;
-  Stream<float> input_;
+  Stream<float> dense_;  // what is sent, when it is past the dense switch
 };
 
 // The collectives' flags (CollectiveConfig), which the top-k strategies' warm-up also

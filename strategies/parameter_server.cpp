@@ -141,8 +141,8 @@ class ParameterServer final : public Strategy {
     worker_->before_step(features_, w);
   }
 
-  uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
-    return worker_->after_step(local, eta, w);
+  uint64_t exchange(const Stream<float>& local, double eta, Weights& w) override {
+    return worker_->after_step(local.pairs(), eta, w);
   }
 
   void after_epoch(int /*epoch*/, Weights& w) override {

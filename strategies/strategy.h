@@ -25,6 +25,7 @@
 #include "model/weights.h"
 #include "profile/epoch_profile.h"
 #include "sparse/sparse_vector.h"
+#include "sparse/stream.h"
 #include "strategies/strategy_flags.h"
 
 namespace CLI {
@@ -73,10 +74,11 @@ class Strategy {
   virtual void before_epoch(int /*epoch*/) {}
   // Makes `w` current for the coming batch. Allreduce strategies hold the whole model.
   virtual void refresh(const Dataset& /*data*/, std::span<const uint64_t> /*batch*/, Weights& /*w*/) {}
-  // Combines this rank's update (the rank's share of the mean gradient) with every
-  // other rank's and takes the step with learning rate `eta`; returns once `w` holds the
-  // new model. Returns the number of non-zeros of the combined update.
-  virtual uint64_t exchange(const SparseVector& local, double eta, Weights& w) = 0;
+  // Combines this rank's update (the rank's share of the mean gradient: a sparse stream
+  // over [0, N), as many pairs as it has non-zeros) with every other rank's and takes the
+  // step with learning rate `eta`; returns once `w` holds the new model. Returns the
+  // number of non-zeros of the combined update.
+  virtual uint64_t exchange(const Stream<float>& local, double eta, Weights& w) = 0;
   // True when exchange() would take the step with `local` exactly as given (one rank and
   // a lossless combination): the trainer then skips handing the update over.
   virtual bool passes_through() const { return false; }

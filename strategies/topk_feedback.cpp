@@ -36,14 +36,12 @@ class TopkFeedback final : public Strategy {
       warmup_ = make_sparse_allreduce<float>("ssar-split-ag", c.comm, c.dim, c.flags.get<CollectiveConfig>());
   }
 
-  uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
+  uint64_t exchange(const Stream<float>& local, double eta, Weights& w) override {
     if (feedback_.warming_up()) {
-      const SparseVector& all = feedback_.select(local);
-      encode<float>(all.index, all.value, {0, dim_}, DenseSwitch{}, selected_);
-      return apply_sum(warmup_->allreduce(selected_), eta, w);
+      const Stream<float>& all = feedback_.select(local.pairs());
+      return apply_sum(warmup_->allreduce(switched(all, {0, dim_}, DenseSwitch{}, dense_)), eta, w);
     }
-    write_pairs(feedback_.select(local), dim_, selected_);
-    const Stream<float>& sum = allreduce_->allreduce(selected_, feedback_.k(), dropped_);
+    const Stream<float>& sum = allreduce_->allreduce(feedback_.select(local.pairs()), feedback_.k(), dropped_);
     feedback_.take_back(dropped_);
     return apply_sum(sum, eta, w);
   }
@@ -62,7 +60,8 @@ class TopkFeedback final : public Strategy {
   ErrorFeedback feedback_;
   std::unique_ptr<TopkAllreduce<float>> allreduce_;
   std::unique_ptr<SparseAllreduce<float>> warmup_;
-  Stream<float> selected_, dropped_;
+  Stream<float> dense_;  // the warm-up's update, when it is past the dense switch
+  Stream<float> dropped_;
 };
 
 std::vector<std::string> selection_names() {

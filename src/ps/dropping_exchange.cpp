@@ -21,10 +21,10 @@ class DroppingExchange final : public WorkerExchange {
     client_.pull_changes(step_, features, values_, changed_, changed_values_);
     assign_values(w, changed_, changed_values_, scratch_);
   }
-  uint64_t after_step(const SparseVector& update, double eta, Weights& /*w*/) override {
-    const SparseVector& pushed = dropping_->select(update);
-    client_.push(step_++, eta, pushed);
-    return pushed.nnz();
+  uint64_t after_step(std::span<const Pair<float>> update, double eta, Weights& /*w*/) override {
+    const Stream<float>& pushed = dropping_->select(update);
+    client_.push(step_++, eta, pushed.pairs());
+    return pushed.count();
   }
   bool epoch_over() const override { return client_.epoch_over(); }
   const SparseVector* residual() const override { return &dropping_->residual(); }

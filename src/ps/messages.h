@@ -53,6 +53,18 @@ class Message {
     bytes_.resize(at + items.size_bytes());
     if (!items.empty()) std::memcpy(bytes_.data() + at, items.data(), items.size_bytes());
   }
+  // Appends one field of each item as an array, e.g. the indices of an update's pairs.
+  template <class T, class F>
+  void append_field(std::span<const T> items, F T::*field) {
+    const size_t at = bytes_.size();
+    bytes_.resize(at + items.size() * sizeof(F));
+    auto* to = bytes_.data() + at;
+    for (const T& item : items) {
+      const F value = item.*field;
+      std::memcpy(to, &value, sizeof(F));
+      to += sizeof(F);
+    }
+  }
 
   template <class H>
   H header() const {

@@ -21,18 +21,18 @@ void OverlappedClient::before_step(std::span<const uint32_t> features, Weights& 
   if (max_steps_ == 0) collect(&w);
 }
 
-uint64_t OverlappedClient::after_step(const SparseVector& update, double eta, Weights& w) {
-  for (size_t j = 0; j < update.nnz(); ++j) {
-    sum_[update.index[j]] += update.value[j];
-    touched_.insert(update.index[j]);
+uint64_t OverlappedClient::after_step(std::span<const Pair<float>> update, double eta, Weights& w) {
+  for (const Pair<float>& p : update) {
+    sum_[p.index] += p.value;
+    touched_.insert(p.index);
   }
   // With M = 0 nothing is computed while an exchange is in flight: the next values come in
   // before the next batch, as without --overlap.
-  if (max_steps_ > 0) w.step_sparse(eta, update.index, update.value);
+  if (max_steps_ > 0) w.step_pairs(eta, update);
   if (pending_steps_ == 0) pending_versions_ = taken_in_;
   ++pending_steps_;
   eta_ = eta;
-  return update.nnz();
+  return update.size();
 }
 
 void OverlappedClient::finish_epoch() {
@@ -42,7 +42,7 @@ void OverlappedClient::finish_epoch() {
     const uint64_t step = pulls_ - 1, steps = pending_steps_;
     const double eta = eta_;
     pending_steps_ = 0;
-    task_.start([this, step, steps, eta] { client_.push(step, eta, *pushed_, steps, pushed_versions_); });
+    task_.start([this, step, steps, eta] { client_.push(step, eta, pushed_, steps, pushed_versions_); });
     collect(nullptr);
   }
   pulls_ = 0;
@@ -60,7 +60,7 @@ void OverlappedClient::launch(std::span<const uint32_t> features) {
   pending_steps_ = 0;
   features_.assign(features.begin(), features.end());
   task_.start([this, push, steps, step, eta] {
-    if (push) client_.push(step - 1, eta, *pushed_, steps, pushed_versions_);
+    if (push) client_.push(step - 1, eta, pushed_, steps, pushed_versions_);
     client_.pull_changes(step, features_, values_, changed_, changed_values_);
   });
 }
@@ -93,14 +93,14 @@ void OverlappedClient::reapply_pending(std::span<const uint32_t> assigned, Weigh
 }
 
 void OverlappedClient::drain_pending() {
-  push_.index.clear();
-  touched_.drain(push_.index);
-  push_.value.resize(push_.index.size());
-  for (size_t j = 0; j < push_.index.size(); ++j) {
-    push_.value[j] = sum_[push_.index[j]];
-    sum_[push_.index[j]] = 0;
+  drained_.clear();
+  touched_.drain(drained_);
+  push_.resize(drained_.size());
+  for (size_t j = 0; j < drained_.size(); ++j) {
+    push_[j] = {drained_[j], sum_[drained_[j]]};
+    sum_[drained_[j]] = 0;
   }
-  pushed_ = dropping_ ? &dropping_->select(push_) : &push_;
+  pushed_ = dropping_ ? dropping_->select(push_).pairs() : std::span<const Pair<float>>(push_);
   pushed_versions_ = pending_versions_;
 }
 

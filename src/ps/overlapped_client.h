@@ -60,7 +60,7 @@ class OverlappedClient final : public WorkerExchange {
   // Takes in a finished exchange's values and starts the next exchange when it is due.
   void before_step(std::span<const uint32_t> features, Weights& w) override;
   // Adds a step's update to what the next push carries and takes it on `w` at once.
-  uint64_t after_step(const SparseVector& update, double eta, Weights& w) override;
+  uint64_t after_step(std::span<const Pair<float>> update, double eta, Weights& w) override;
   // Waits for the exchange in flight and pushes what is left.
   void finish_epoch() override;
   // As of the last exchange taken in.
@@ -103,8 +103,9 @@ class OverlappedClient final : public WorkerExchange {
   std::vector<float> own_value_;
 
   // The exchange's side, untouched by the training thread while it is in flight.
-  SparseVector push_;
-  const SparseVector* pushed_ = nullptr;
+  std::vector<uint32_t> drained_;
+  std::vector<Pair<float>> push_;
+  std::span<const Pair<float>> pushed_;
   std::vector<uint64_t> pushed_versions_;
   std::vector<uint32_t> features_, changed_;
   std::vector<float> values_, changed_values_, scratch_;

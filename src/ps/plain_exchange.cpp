@@ -19,9 +19,9 @@ class PlainExchange final : public WorkerExchange {
     client_.pull(step_, features, values_);
     assign_values(w, features, values_, scratch_);
   }
-  uint64_t after_step(const SparseVector& update, double eta, Weights& /*w*/) override {
+  uint64_t after_step(std::span<const Pair<float>> update, double eta, Weights& /*w*/) override {
     client_.push(step_++, eta, update);
-    return update.nnz();
+    return update.size();
   }
   bool epoch_over() const override { return client_.epoch_over(); }
 

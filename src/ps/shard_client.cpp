@@ -81,18 +81,18 @@ void ShardClient::pull_changes(uint64_t step, std::span<const uint32_t> features
   stats_.pull_s += MPI_Wtime() - start;
 }
 
-void ShardClient::push(uint64_t step, double eta, const SparseVector& update, uint64_t steps,
+void ShardClient::push(uint64_t step, double eta, std::span<const Pair<float>> update, uint64_t steps,
                        std::span<const uint64_t> versions) {
   if (versions.empty()) versions = version_;
   const double start = MPI_Wtime();
   CountedComm::Timed timed(comm_, "a parameter-server push");
-  map_.cut(update.index, cuts_);
+  map_.cut(update, cuts_);
   requests_.clear();
   for (size_t s = 0; s < out_.size(); ++s) {
     const size_t from = cuts_[s], n = cuts_[s + 1] - cuts_[s];
     out_[s].start(PushHeader{step, versions[s], eta, steps});
-    out_[s].append(std::span<const uint32_t>(update.index).subspan(from, n));
-    out_[s].append(std::span<const float>(update.value).subspan(from, n));
+    out_[s].append_field(update.subspan(from, n), &Pair<float>::index);
+    out_[s].append_field(update.subspan(from, n), &Pair<float>::value);
   }
   send_all(kTagPush);
   stats_.push_s += MPI_Wtime() - start;

@@ -14,7 +14,7 @@
 #include "ps/channels.h"
 #include "ps/messages.h"
 #include "ps/shard_map.h"
-#include "sparse/sparse_vector.h"
+#include "sparse/stream.h"
 
 namespace mpisgd {
 
@@ -43,7 +43,7 @@ class ShardClient {
   // Sends this step's update (sorted pairs, the sum of `steps` worker steps) to the shards'
   // servers, computed on the values of the shards' `versions` (the last pull's if empty),
   // from which the servers count its staleness.
-  void push(uint64_t step, double eta, const SparseVector& update, uint64_t steps = 1,
+  void push(uint64_t step, double eta, std::span<const Pair<float>> update, uint64_t steps = 1,
             std::span<const uint64_t> versions = {});
   // Per server: the version of the values the last pull brought.
   const std::vector<uint64_t>& versions() const { return version_; }

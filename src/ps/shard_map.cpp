@@ -80,14 +80,28 @@ double ShardMap::share(int s) const {
   return total > 0 ? traffic_[static_cast<size_t>(s)] / total : 0;
 }
 
-void ShardMap::cut(std::span<const uint32_t> indices, std::vector<size_t>& cuts) const {
-  cuts.resize(bounds_.size());
+namespace {
+
+template <class T, class Index>
+void cut_at(std::span<const T> items, Index index, const std::vector<uint32_t>& bounds, std::vector<size_t>& cuts) {
+  auto below = [&index](const T& item, uint32_t bound) { return index(item) < bound; };
+  cuts.resize(bounds.size());
   cuts[0] = 0;
-  for (size_t s = 1; s + 1 < bounds_.size(); ++s)
-    cuts[s] = static_cast<size_t>(std::lower_bound(indices.begin() + static_cast<ptrdiff_t>(cuts[s - 1]), indices.end(),
-                                                   bounds_[s]) -
-                                  indices.begin());
-  cuts.back() = indices.size();
+  for (size_t s = 1; s + 1 < bounds.size(); ++s)
+    cuts[s] = static_cast<size_t>(
+        std::lower_bound(items.begin() + static_cast<ptrdiff_t>(cuts[s - 1]), items.end(), bounds[s], below) -
+        items.begin());
+  cuts.back() = items.size();
+}
+
+}  // namespace
+
+void ShardMap::cut(std::span<const uint32_t> indices, std::vector<size_t>& cuts) const {
+  cut_at(indices, [](uint32_t i) { return i; }, bounds_, cuts);
+}
+
+void ShardMap::cut(std::span<const Pair<float>> pairs, std::vector<size_t>& cuts) const {
+  cut_at(pairs, [](const Pair<float>& p) { return p.index; }, bounds_, cuts);
 }
 
 ShardMap ShardMap::balance(const Dataset& rows, uint64_t batch, int servers, MPI_Comm comm) {

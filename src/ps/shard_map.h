@@ -40,6 +40,8 @@ class ShardMap {
   // For ascending `indices`: cuts[s] is the position of the first one in shard s, and
   // cuts[S] = indices.size(), so shard s's part is [cuts[s], cuts[s+1]).
   void cut(std::span<const uint32_t> indices, std::vector<size_t>& cuts) const;
+  // The same for an update's pairs, by their indices.
+  void cut(std::span<const Pair<float>> pairs, std::vector<size_t>& cuts) const;
 
  private:
   std::vector<uint32_t> bounds_;

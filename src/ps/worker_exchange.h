@@ -17,6 +17,7 @@
 #include "ps/shard_client.h"
 #include "sparse/error_feedback.h"
 #include "sparse/sparse_vector.h"
+#include "sparse/stream.h"
 
 namespace mpisgd {
 
@@ -32,7 +33,7 @@ class WorkerExchange {
   virtual void before_step(std::span<const uint32_t> features, Weights& w) = 0;
   // After a batch: hands `update` (the worker's share of the mean gradient) to the servers,
   // who step with `eta`. Returns the non-zeros sent.
-  virtual uint64_t after_step(const SparseVector& update, double eta, Weights& w) = 0;
+  virtual uint64_t after_step(std::span<const Pair<float>> update, double eta, Weights& w) = 0;
   // After the epoch's last step: nothing of the epoch is left to push.
   virtual void finish_epoch() {}
   // ps-async: a server said the epoch's pushes are in.

@@ -79,7 +79,8 @@ size_t BatchGradient::touched_count(size_t w0, size_t w1) const {
   return count;
 }
 
-void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, SparseVector* out) {
+void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, Stream<float>* out) {
+  Pair<float>* pairs = out ? out->pairs().data() : nullptr;
   for (size_t k = w0; k < w1; ++k) {
     for (uint64_t bits = touched_[k]; bits; bits &= bits - 1) {
       uint32_t i = static_cast<uint32_t>(k * 64 + static_cast<size_t>(std::countr_zero(bits)));
@@ -87,8 +88,7 @@ void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, SparseV
         w.step_scratch(i);
         continue;
       }
-      out->index[at] = i;
-      out->value[at] = w.scratch(i);
+      pairs[at] = {i, w.scratch(i)};
       w.scratch(i) = 0;
       ++at;
     }
@@ -141,13 +141,13 @@ void BatchGradient::await(int t, uint32_t rows) {
 }
 
 BatchLoss BatchGradient::run(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
-                             float scale, SparseVector* out, double eta) {
+                             float scale, Stream<float>* out, double eta) {
   if (threads_ == 1) {
     BatchLoss result = compute_one_thread(data, rows, w, loss, scale);
     result.nnz = touched_count(0, touched_.size());
     if (out) {
-      out->index.resize(result.nnz);
-      out->value.resize(result.nnz);
+      out->reserve_pairs(result.nnz);
+      out->set_sparse(static_cast<uint32_t>(result.nnz));
     } else {
       w.begin_step(eta);
     }
@@ -221,8 +221,8 @@ BatchLoss BatchGradient::run(const Dataset& data, std::span<const uint64_t> rows
       for (int k = 0; k < nt; ++k) thread_offset_[static_cast<size_t>(k) + 1] += thread_offset_[static_cast<size_t>(k)];
       nnz = thread_offset_[static_cast<size_t>(nt)];
       if (out) {
-        out->index.resize(nnz);
-        out->value.resize(nnz);
+        out->reserve_pairs(nnz);
+        out->set_sparse(static_cast<uint32_t>(nnz));
       } else {
         w.begin_step(eta);
       }

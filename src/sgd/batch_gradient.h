@@ -2,6 +2,8 @@
 // The mini-batch gradient of one rank (thesis Algorithm 1, line 8), computed by T OpenMP
 // threads into a sparse update sorted by index:
 //   u = scale * sum_{r in batch} f'(w^T x_r, y_r) x_r
+// written as the pairs of a stream (sparse/stream.h), the form the strategies and
+// collectives send and the weights step with, so it is never copied into another.
 // The sum builds up in the weights' scratch lane (see Weights), each touched index marked
 // in a bitmap; walking the bitmap words in order then yields the update sorted, with no
 // sort, in O(N/64 + nnz) per batch.
@@ -25,7 +27,7 @@
 #include "data/dataset.h"
 #include "model/loss.h"
 #include "model/weights.h"
-#include "sparse/sparse_vector.h"
+#include "sparse/stream.h"
 
 namespace mpisgd {
 
@@ -41,9 +43,10 @@ class BatchGradient {
   // occurs in it sets the threads' ranges.
   BatchGradient(const Dataset& data, uint32_t dim, int threads, uint64_t batch);
 
-  // Reads w and uses its scratch lane, which it leaves zero again.
+  // Reads w and uses its scratch lane, which it leaves zero again. `out` becomes a sparse
+  // stream over [0, N), however many pairs: the strategy applies its dense switch.
   BatchLoss compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
-                    float scale, SparseVector& out) {
+                    float scale, Stream<float>& out) {
     return run(data, rows, w, loss, scale, &out, 0);
   }
   // As compute(), but takes the step with rate eta on w as the update is drained from the
@@ -93,14 +96,14 @@ class BatchGradient {
   // Hands the update to `out`, or with none takes the step of rate eta on w once every
   // dot product is done (the step rescales w).
   BatchLoss run(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss, float scale,
-                SparseVector* out, double eta);
+                Stream<float>* out, double eta);
   size_t touched_count(size_t w0, size_t w1) const;
   // Thread t has the partials of the batch's first `rows` rows; await returns once it does.
   void publish(int t, uint32_t rows);
   void await(int t, uint32_t rows);
   // Moves the marked sums of bitmap words [w0, w1) to out[at...], or with no `out` steps
   // with them (begun on w); either way scratch and bitmap are left zero.
-  void extract(Weights& w, size_t w0, size_t w1, size_t at, SparseVector* out);
+  void extract(Weights& w, size_t w0, size_t w1, size_t at, Stream<float>* out);
 
   uint32_t dim_;
   int threads_;

@@ -69,7 +69,7 @@ class Trainer {
   uint64_t step_ = 0;  // steps of the epochs before this one
   std::vector<uint64_t> order_;
   BatchGradient gradient_;
-  SparseVector update_;
+  Stream<float> update_;
 };
 
 }  // namespace mpisgd

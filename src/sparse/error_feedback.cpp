@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 #include "comm/state_blob.h"
@@ -17,18 +18,20 @@ uint64_t SparsifyOptions::k_for(uint32_t dim) const {
 ErrorFeedback::ErrorFeedback(const SparsifyOptions& options, uint32_t dim)
     : k_(options.k_for(dim)), warmup_steps_(options.warmup_steps), keep_(options.keep),
       selector_(make_topk_selector(options.select.empty() ? "threshold-reuse" : options.select,
-                                   TopkOptions{options.reuse_period, options.seed})) {}
+                                   TopkOptions{options.reuse_period, options.seed})) {
+  sent_.reserve_pairs(dim);
+}
 
-const SparseVector& ErrorFeedback::select(const SparseVector& local) {
+const Stream<float>& ErrorFeedback::select(std::span<const Pair<float>> local) {
   add_to_residual(local, residual_, back_, merged_);
   back_.clear();
-  if (step_++ < warmup_steps_) {
-    residual_.clear();
-    std::swap(sent_, merged_);
-    return sent_;
+  if (step_++ < warmup_steps_) {  // the warm-up sends everything, and leaves the selector as it is
+    kept_.resize(merged_.nnz());
+    std::iota(kept_.begin(), kept_.end(), uint32_t{0});
+  } else {
+    const uint64_t k = keep_ > 0 ? static_cast<uint64_t>(std::ceil(keep_ * static_cast<double>(local.size()))) : k_;
+    selector_->select(merged_.value, k, kept_);
   }
-  const uint64_t k = keep_ > 0 ? static_cast<uint64_t>(std::ceil(keep_ * static_cast<double>(local.nnz()))) : k_;
-  selector_->select(merged_.value, k, kept_);
   split_selected(merged_, kept_, sent_, residual_);
   return sent_;
 }
@@ -86,21 +89,22 @@ void add_sparse(const SparseVector& a, const SparseVector& b, SparseVector& out)
   for (; j < b.nnz(); ++j) push(b.index[j], b.value[j]);
 }
 
-void add_to_residual(const SparseVector& local, const SparseVector& residual, const SparseVector& back,
+void add_to_residual(std::span<const Pair<float>> local, const SparseVector& residual, const SparseVector& back,
                      SparseVector& out) {
-  const size_t nl = local.nnz(), nr = residual.nnz(), nb = back.nnz();
+  const size_t nl = local.size(), nr = residual.nnz(), nb = back.nnz();
   // Sized, not cleared: growing from the last call's size writes only the difference.
   if (out.index.size() < nl + nr + nb) {
     out.index.resize(nl + nr + nb);
     out.value.resize(nl + nr + nb);
   }
-  const uint32_t *li = local.index.data(), *ri = residual.index.data(), *bi = back.index.data();
-  const float *lv = local.value.data(), *rv = residual.value.data(), *bv = back.value.data();
+  const Pair<float>* l = local.data();
+  const uint32_t *ri = residual.index.data(), *bi = back.index.data();
+  const float *rv = residual.value.data(), *bv = back.value.data();
   uint32_t* oi = out.index.data();
   float* ov = out.value.data();
   size_t i = 0, r = 0, b = 0, o = 0;
   while (i < nl || b < nb) {
-    const uint32_t at = std::min(i < nl ? li[i] : UINT32_MAX, b < nb ? bi[b] : UINT32_MAX);
+    const uint32_t at = std::min(i < nl ? l[i].index : UINT32_MAX, b < nb ? bi[b] : UINT32_MAX);
     // The residual's run below the next index of local or back: a tight copy, as the
     // residual holds no zeros.
     for (; r < nr && ri[r] < at; ++r, ++o) {
@@ -114,8 +118,8 @@ void add_to_residual(const SparseVector& local, const SparseVector& residual, co
       present = true;
       ++b;
     }
-    if (i < nl && li[i] == at) {
-      v = present ? lv[i] + v : lv[i];
+    if (i < nl && l[i].index == at) {
+      v = present ? l[i].value + v : l[i].value;
       ++i;
     }
     oi[o] = at;
@@ -127,13 +131,6 @@ void add_to_residual(const SparseVector& local, const SparseVector& residual, co
   o += nr - r;
   out.index.resize(o);
   out.value.resize(o);
-}
-
-void write_pairs(const SparseVector& v, uint32_t dim, Stream<float>& out) {
-  out.reserve(2 * uint64_t{dim});
-  out.set_sparse(static_cast<uint32_t>(v.nnz()));
-  std::span<Pair<float>> pairs = out.pairs();
-  for (size_t j = 0; j < v.nnz(); ++j) pairs[j] = {v.index[j], v.value[j]};
 }
 
 void ErrorFeedback::save_state(StateWriter& out) const {

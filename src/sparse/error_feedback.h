@@ -8,6 +8,7 @@
 //   applied update + all ranks' residuals == all ranks' raw updates, summed over steps.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "sparse/sparse_vector.h"
@@ -44,9 +45,10 @@ class ErrorFeedback {
   uint64_t k() const { return k_; }
   // True while the warm-up lasts: the coming select() keeps everything.
   bool warming_up() const { return step_ < warmup_steps_; }
-  // Merges `local` into the residual and splits the sum: returns the pairs to send (about
-  // k, indices ascending); the others stay in the residual. Counts a step.
-  const SparseVector& select(const SparseVector& local);
+  // Merges `local` (pairs, indices ascending) into the residual and splits the sum:
+  // returns the pairs to send (about k, indices ascending), as a sparse stream over
+  // [0, N) with room for N pairs; the others stay in the residual. Counts a step.
+  const Stream<float>& select(std::span<const Pair<float>> local);
   // Adds what a collective handed back (a stream over [0, N)) to the residual. The sum is
   // formed by the next select(), in the same pass as the merge with the local update: a
   // separate pass over the residual cost as much as that merge.
@@ -60,7 +62,9 @@ class ErrorFeedback {
   uint64_t k_, warmup_steps_, step_ = 0;
   double keep_;
   std::unique_ptr<TopkSelector> selector_;
-  SparseVector merged_, sent_;
+  // Index and value apart, as the selectors scan the values as one array.
+  SparseVector merged_;
+  Stream<float> sent_;
   // The residual is residual_ + back_ (what take_back was handed since the last select);
   // residual() adds them when asked, forming the same sums select() would.
   mutable SparseVector residual_, back_, sum_;
@@ -74,11 +78,7 @@ void add_sparse(const SparseVector& a, const SparseVector& b, SparseVector& out)
 // them, with exact zeros dropped (a zero residual + back leaves local alone). One pass over
 // `residual`, copying its runs between the indices of `local` and `back`, which are
 // usually far fewer.
-void add_to_residual(const SparseVector& local, const SparseVector& residual, const SparseVector& back,
+void add_to_residual(std::span<const Pair<float>> local, const SparseVector& residual, const SparseVector& back,
                      SparseVector& out);
-
-// Writes `v` into `out` as pairs over [0, N), however many there are (reserving room for
-// up to N pairs, more than the dense form's bytes: a top-k collective takes pairs).
-void write_pairs(const SparseVector& v, uint32_t dim, Stream<float>& out);
 
 }  // namespace mpisgd

@@ -71,10 +71,10 @@ class Stream {
   }
 
   // Makes room for streams over up to `max_length` indices; keeps the contents.
-  void reserve(uint64_t max_length) {
-    size_t words = (capacity_bytes(max_length) + 7) / 8;
-    if (words > buf_.size()) buf_.resize(words);
-  }
+  void reserve(uint64_t max_length) { grow_to(capacity_bytes(max_length)); }
+  // Makes room for `count` pairs, however many: past the byte bound they take more than
+  // the dense form (a gradient before its dense switch, a top-k selection).
+  void reserve_pairs(uint64_t count) { grow_to(sparse_bytes(count)); }
   size_t capacity() const { return buf_.size() * 8; }
 
   uint32_t count() const { return header()[0]; }
@@ -123,6 +123,10 @@ class Stream {
   const uint32_t* header() const { return reinterpret_cast<const uint32_t*>(buf_.data()); }
   std::byte* payload() { return reinterpret_cast<std::byte*>(buf_.data()) + kHeaderBytes; }
   const std::byte* payload() const { return reinterpret_cast<const std::byte*>(buf_.data()) + kHeaderBytes; }
+  void grow_to(size_t bytes) {
+    size_t words = (bytes + 7) / 8;
+    if (words > buf_.size()) buf_.resize(words);
+  }
 
   BigArray<uint64_t> buf_;  // 64-bit words keep the block 8-byte aligned for doubles
 };

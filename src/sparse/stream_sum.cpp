@@ -56,6 +56,16 @@ void encode(std::span<const uint32_t> index, std::span<const V> value, Range ran
 }
 
 template <class V>
+const Stream<V>& switched(const Stream<V>& in, Range range, const DenseSwitch& sw, Stream<V>& dense) {
+  if (in.is_dense() || in.count() <= sw.switch_count<V>(range.length())) return in;
+  dense.reserve(range.length());
+  dense.set_zero_dense(range.length());
+  V* values = dense.values().data();
+  for (const Pair<V>& p : in.pairs()) values[p.index - range.begin] = p.value;
+  return dense;
+}
+
+template <class V>
 void extract(const Stream<V>& in, Range whole, Range part, const DenseSwitch& sw, Stream<V>& out) {
   out.reserve(part.length());
   if (in.is_dense()) {
@@ -197,6 +207,7 @@ uint64_t nonzeros(const Stream<V>& s) {
 
 #define MPISGD_STREAM_SUM(V)                                                                                    \
   template void encode<V>(std::span<const uint32_t>, std::span<const V>, Range, const DenseSwitch&, Stream<V>&); \
+  template const Stream<V>& switched<V>(const Stream<V>&, Range, const DenseSwitch&, Stream<V>&);                \
   template void extract<V>(const Stream<V>&, Range, Range, const DenseSwitch&, Stream<V>&);                     \
   template void write_dense<V>(const Stream<V>&, Range, V*);                                                     \
   template void densify<V>(const Stream<V>&, Range, Stream<V>&);                                                 \

@@ -16,6 +16,13 @@ template <class V>
 void encode(std::span<const uint32_t> index, std::span<const V> value, Range range, const DenseSwitch& sw,
             Stream<V>& out);
 
+// A sparse stream over `range` in the form encode() gives its pairs: `in` itself while
+// they are within the switch, else their dense form, written to `dense`. For pairs
+// written straight into a stream (a gradient, a top-k selection), so that they reach a
+// collective without being copied.
+template <class V>
+const Stream<V>& switched(const Stream<V>& in, Range range, const DenseSwitch& sw, Stream<V>& dense);
+
 // out = the part of `in` (a stream over `whole`) that lies in `part`, as a stream over
 // `part`: the pairs in it, sparse if they are few enough, else the dense slice.
 template <class V>

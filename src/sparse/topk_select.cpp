@@ -46,14 +46,15 @@ std::unique_ptr<TopkSelector> make_topk_selector(std::string_view name, const To
   return find_by_name(kSelectors, name, "top-k selection").make(options);
 }
 
-void split_selected(const SparseVector& in, std::span<const uint32_t> kept, SparseVector& sent,
+void split_selected(const SparseVector& in, std::span<const uint32_t> kept, Stream<float>& sent,
                     SparseVector& residual) {
   // The kept pairs are a few percent of `in`: the runs between them are copied whole,
   // several times faster than choosing a destination per pair, and this copy of the
   // residual is part of every top-k step (docs/performance.md#figures-behind-the-code).
   const size_t n = in.nnz(), nk = kept.size();
-  sent.index.resize(nk);
-  sent.value.resize(nk);
+  sent.reserve_pairs(nk);
+  sent.set_sparse(static_cast<uint32_t>(nk));
+  Pair<float>* to_send = sent.pairs().data();
   residual.index.resize(n - nk);
   residual.value.resize(n - nk);
   size_t from = 0, to = 0;
@@ -65,8 +66,7 @@ void split_selected(const SparseVector& in, std::span<const uint32_t> kept, Spar
   for (size_t q = 0; q < nk; ++q) {
     const size_t p = kept[q];
     copy_run(p);
-    sent.index[q] = in.index[p];
-    sent.value[q] = in.value[p];
+    to_send[q] = {in.index[p], in.value[p]};
     from = p + 1;
   }
   copy_run(n);

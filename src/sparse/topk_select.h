@@ -2,7 +2,7 @@
 // Top-k selection for sparsified SGD with error feedback: pick about k of a rank's
 // non-zeros by magnitude to send and keep the rest as residual. Every method selects over the
 // given values only, never over all N coordinates, and reports the ascending positions of the
-// values it keeps, so that a SparseVector splits into (sent, residual) in index order.
+// values it keeps, so that a residual splits into (sent, kept back) in index order.
 //
 //   exact            the k largest |values|, ties broken towards lower positions
 //   approx           thesis section 2.4.1: each value kept independently, k in expectation
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sparse/sparse_vector.h"
+#include "sparse/stream.h"
 
 namespace mpisgd {
 
@@ -52,8 +53,9 @@ std::span<const std::string_view> topk_selector_names();
 std::unique_ptr<TopkSelector> make_topk_selector(std::string_view name, const TopkOptions& options = {});
 
 // Error feedback's split: the pairs of `in` at the ascending positions `kept` go to `sent`,
-// all others to `residual`. Both come out with ascending indices, as `in` has them.
-void split_selected(const SparseVector& in, std::span<const uint32_t> kept, SparseVector& sent,
+// a sparse stream as the collectives take it, all others to `residual`. Both come out with
+// ascending indices, as `in` has them.
+void split_selected(const SparseVector& in, std::span<const uint32_t> kept, Stream<float>& sent,
                     SparseVector& residual);
 
 }  // namespace mpisgd

@@ -24,7 +24,7 @@ class ForwardingStrategy : public Strategy {
   void refresh(const Dataset& data, std::span<const uint64_t> batch, Weights& w) override {
     inner_->refresh(data, batch, w);
   }
-  uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
+  uint64_t exchange(const Stream<float>& local, double eta, Weights& w) override {
     return inner_->exchange(local, eta, w);
   }
   bool passes_through() const override { return inner_->passes_through(); }

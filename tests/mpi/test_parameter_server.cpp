@@ -46,7 +46,7 @@ void train_on_first(int ranks, const TrainConfig& c) {
 class SlowWorker final : public ForwardingStrategy {
  public:
   SlowWorker(std::unique_ptr<Strategy> inner, bool slow) : ForwardingStrategy(std::move(inner)), slow_(slow) {}
-  uint64_t exchange(const SparseVector& local, double eta, Weights& w) override {
+  uint64_t exchange(const Stream<float>& local, double eta, Weights& w) override {
     if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(3));
     return ForwardingStrategy::exchange(local, eta, w);
   }

@@ -17,6 +17,7 @@
 #include "sgd/evaluate.h"
 #include "sgd/trainer.h"
 #include "strategies/strategy.h"
+#include "tests/sparse_pairs.h"
 
 using namespace mpisgd;
 using namespace mpisgd::test;
@@ -98,7 +99,7 @@ TEST_CASE("gradient dropping conserves what the workers pushed", "[ps][ps-drop]"
         s->refresh(d.data, {}, w);
         const SparseVector local = integer_update(rng, dim, step % 4 == 0 ? 0 : 40);
         for (size_t j = 0; j < local.nnz(); ++j) raw[local.index[j]] += local.value[j];
-        const uint64_t pushed = s->exchange(local, 1.0, w);
+        const uint64_t pushed = s->exchange(paired(local), 1.0, w);
         dropped = dropped && pushed <= (local.nnz() + 3) / 4;
       }
       s->after_epoch(step, w);

@@ -14,6 +14,7 @@
 #include "mpi_test_util.h"
 #include "sparse/error_feedback.h"
 #include "strategies/strategy.h"
+#include "tests/sparse_pairs.h"
 
 using namespace mpisgd;
 using namespace mpisgd::test;
@@ -72,7 +73,7 @@ TEST_CASE("top-k strategies conserve the update", "[collectives][topk-strategies
       const double density = (step + world_rank()) % 5 == 0 ? 0.0 : (step % 3 ? 0.01 : 0.1);
       SparseVector local = random_update(rng, dim, density);
       for (size_t j = 0; j < local.nnz(); ++j) raw[local.index[j]] += local.value[j];
-      s->exchange(local, 1.0, w);
+      s->exchange(paired(local), 1.0, w);
 
       std::vector<double> held(dim, 0.0);
       REQUIRE(s->residual() != nullptr);

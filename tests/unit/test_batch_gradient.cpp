@@ -15,7 +15,7 @@
 #include "model/loss.h"
 #include "model/weights.h"
 #include "sgd/batch_gradient.h"
-#include "sparse/sparse_vector.h"
+#include "tests/sparse_pairs.h"
 
 using namespace mpisgd;
 
@@ -115,7 +115,9 @@ Reference naive(const Dataset& d, std::span<const uint64_t> batch, const Weights
   return ref;
 }
 
-void check_against_reference(const SparseVector& out, const BatchLoss& bl, const Reference& ref, size_t batch) {
+void check_against_reference(const Stream<float>& update, const BatchLoss& bl, const Reference& ref, size_t batch) {
+  REQUIRE(!update.is_dense());
+  const SparseVector out = unpaired(update);
   CHECK(bl.rows == batch);
   CHECK(bl.loss_sum == Approx(ref.loss).epsilon(1e-12).margin(1e-12));
   REQUIRE(out.index.size() == out.value.size());
@@ -134,7 +136,8 @@ void check_against_reference(const SparseVector& out, const BatchLoss& bl, const
   CHECK(bad == 0);
 }
 
-bool bit_identical(const SparseVector& a, const SparseVector& b) {
+bool bit_identical(const Stream<float>& sa, const Stream<float>& sb) {
+  const SparseVector a = unpaired(sa), b = unpaired(sb);
   if (a.index != b.index || a.value.size() != b.value.size()) return false;
   for (size_t j = 0; j < a.value.size(); ++j)
     if (std::bit_cast<uint32_t>(a.value[j]) != std::bit_cast<uint32_t>(b.value[j])) return false;
@@ -176,7 +179,7 @@ TEST_CASE("batch gradient: equals the naive sum at every thread count, and repea
       for (int threads : {1, 2, 3, 4, 8}) {
         INFO("threads " << threads);
         BatchGradient bg(d, cfg.dim, threads, cfg.batch);
-        SparseVector out;
+        Stream<float> out;
         const uint64_t hash_before = w.hash();
         const std::vector<double> weights_before = w.values();
         BatchLoss bl = bg.compute(d, batch, w, loss, scale, out);
@@ -186,15 +189,15 @@ TEST_CASE("batch gradient: equals the naive sum at every thread count, and repea
         CHECK(dirty_scratch(w) == 0);
         check_against_reference(out, bl, ref, batch.size());
         BatchGradient again(d, cfg.dim, threads, cfg.batch);
-        SparseVector repeat;
+        Stream<float> repeat;
         again.compute(d, batch, w, loss, scale, repeat);
         CHECK(bit_identical(out, repeat));
         // T > 1 sums T partial dot products, so values may differ from T = 1 in rounding.
         if (threads == 1) {
-          first = out;
+          first = unpaired(out);
           first_loss = bl;
         } else {
-          CHECK(out.index == first.index);
+          CHECK(unpaired(out).index == first.index);
           CHECK(bl.loss_sum == Approx(first_loss.loss_sum).epsilon(1e-12));
         }
       }
@@ -217,12 +220,10 @@ TEST_CASE("batch gradient: an empty batch gives an empty update", "[batch_gradie
   Weights w = random_weights(rng, 100);
   for (int threads : {1, 3}) {
     BatchGradient bg(d, 100, threads, 10);
-    SparseVector out;
-    out.index = {1, 2, 3};
-    out.value = {1, 2, 3};
+    Stream<float> out = paired(SparseVector{{1, 2, 3}, {1, 2, 3}});
     BatchLoss bl = bg.compute(d, std::vector<uint64_t>{}, w, Loss{LossKind::logistic}, 1.0f, out);
-    CHECK(out.nnz() == 0);
-    CHECK(out.value.empty());
+    CHECK(!out.is_dense());
+    CHECK(out.count() == 0);
     CHECK(bl.rows == 0);
     CHECK(bl.loss_sum == 0.0);
   }
@@ -240,10 +241,9 @@ TEST_CASE("batch gradient: the accumulator is reset between calls", "[batch_grad
   for (int threads : {1, 3}) {
     INFO("threads " << threads);
     BatchGradient bg(d, dim, threads, 32);
-    SparseVector a, again, other;
+    Stream<float> a, other;
     // Stale contents in the output must be overwritten.
-    again.index.assign(5000, 7);
-    again.value.assign(5000, 7.0f);
+    Stream<float> again = paired(SparseVector{std::vector<uint32_t>(5000, 7), std::vector<float>(5000, 7.0f)});
     BatchLoss la = bg.compute(d, b1, w, loss, 0.5f, a);
     BatchLoss la2 = bg.compute(d, b1, w, loss, 0.5f, again);
     CHECK(bit_identical(a, again));
@@ -251,7 +251,7 @@ TEST_CASE("batch gradient: the accumulator is reset between calls", "[batch_grad
 
     bg.compute(d, b2, w, loss, 0.5f, other);
     BatchGradient fresh(d, dim, threads, 32);
-    SparseVector expect;
+    Stream<float> expect;
     fresh.compute(d, b2, w, loss, 0.5f, expect);
     CHECK(bit_identical(other, expect));
     check_against_reference(other, bg.compute(d, b2, w, loss, 0.5f, other), naive(d, b2, w, loss, 0.5f), b2.size());
@@ -269,11 +269,12 @@ TEST_CASE("batch gradient: a hand-computed squared-loss batch", "[batch_gradient
   Weights w(70, 0.0, false);
   for (int threads : {1, 2, 4}) {
     BatchGradient bg(d, 70, threads, 2);
-    SparseVector out;
+    Stream<float> out;
     std::vector<uint64_t> batch{0, 1};
     BatchLoss bl = bg.compute(d, batch, w, Loss{LossKind::squared}, 0.5f, out);
-    CHECK(out.index == std::vector<uint32_t>{0, 65, 69});
-    CHECK(out.value == std::vector<float>{-1.0f, -2.0f + 2.0f, -3.0f});
+    const SparseVector u = unpaired(out);
+    CHECK(u.index == std::vector<uint32_t>{0, 65, 69});
+    CHECK(u.value == std::vector<float>{-1.0f, -2.0f + 2.0f, -3.0f});
     CHECK(bl.loss_sum == Approx(0.5 * 4 + 0.5 * 1));
     CHECK(bl.rows == 2);
   }
@@ -303,13 +304,13 @@ TEST_CASE("batch gradient: threads split the work, however crowded the indices",
   for (int threads : {2, 3, 8}) {
     INFO("threads " << threads);
     BatchGradient bg(d, dim, threads, batch.size());
-    SparseVector out;
+    Stream<float> out;
     BatchLoss bl = bg.compute(d, batch, w, loss, 0.25f, out);
     check_against_reference(out, bl, naive(d, batch, w, loss, 0.25f), batch.size());
   }
 }
 
-TEST_CASE("batch gradient: stepping as the update drains equals handing it to step_sparse", "[batch_gradient]") {
+TEST_CASE("batch gradient: stepping as the update drains equals stepping with the update", "[batch_gradient]") {
   std::mt19937_64 rng(31);
   const uint32_t dim = 700;
   Dataset d = random_dataset(rng, 400, dim, 40, false);
@@ -319,14 +320,14 @@ TEST_CASE("batch gradient: stepping as the update drains equals handing it to st
       INFO("adagrad " << adagrad << ", threads " << threads);
       Weights handed(dim, 0.01, adagrad), drained(dim, 0.01, adagrad);
       BatchGradient hand(d, dim, threads, 150), drain(d, dim, threads, 150);
-      SparseVector out;
+      Stream<float> out;
       for (int step = 0; step < 6; ++step) {
         const std::vector<uint64_t> batch = random_batch(rng, 400, 150);
         const double eta = 0.5 / (1 + step);
         BatchLoss a = hand.compute(d, batch, handed, loss, 1.0f / 150, out);
-        handed.step_sparse(eta, out.index, out.value);
+        handed.step_pairs(eta, out.pairs());
         BatchLoss b = drain.compute_and_step(d, batch, drained, loss, 1.0f / 150, eta);
-        CHECK(a.nnz == out.nnz());
+        CHECK(a.nnz == out.count());
         CHECK(b.nnz == a.nnz);
         CHECK(b.loss_sum == a.loss_sum);
         CHECK(drained.hash() == handed.hash());

@@ -17,6 +17,7 @@
 #include "jobs/run_identity.h"
 #include "model/weights.h"
 #include "sparse/error_feedback.h"
+#include "tests/sparse_pairs.h"
 
 using namespace mpisgd;
 namespace fs = std::filesystem;
@@ -146,10 +147,10 @@ TEST_CASE("error feedback continues exactly after a restore", "[checkpoint]") {
       v.index.push_back(i);
       v.value.push_back(static_cast<float>(((i * 7 + s * 13) % 29) - 14) / 8.0f);
     }
-    return v;
+    return paired(v);
   };
   ErrorFeedback a(o, 400);
-  for (int s = 0; s < 4; ++s) a.select(update(s));
+  for (int s = 0; s < 4; ++s) a.select(update(s).pairs());
   StateWriter out;
   a.save_state(out);
   ErrorFeedback b(o, 400);
@@ -157,7 +158,7 @@ TEST_CASE("error feedback continues exactly after a restore", "[checkpoint]") {
   b.load_state(in);
   in.expect_end();
   for (int s = 4; s < 10; ++s) {
-    const SparseVector sa = a.select(update(s)), sb = b.select(update(s));
+    const SparseVector sa = unpaired(a.select(update(s).pairs())), sb = unpaired(b.select(update(s).pairs()));
     CHECK(sa.index == sb.index);
     CHECK(sa.value == sb.value);
   }

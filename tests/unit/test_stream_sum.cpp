@@ -1,4 +1,4 @@
-// Streams and their sums: encode, extract, write_dense, densify, the eight summation cases
+// Streams and their sums: encode, switched, extract, write_dense, densify, the eight summation cases
 // of add_overlapping and concat_disjoint, compact, and nonzeros, for float and double. Every result
 // is compared with a plain dense reference; values are small integers, so sums are exact
 // and any difference is a bug, not rounding. Ranges deliberately start away from 0.
@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <random>
 #include <vector>
@@ -265,6 +266,34 @@ TEMPLATE_TEST_CASE("write_dense and densify give the dense form of either form",
       }
     }
   }
+}
+
+TEMPLATE_TEST_CASE("switched: pairs written into a stream take the form encode gives them", "[stream]", float,
+                   double) {
+  using V = TestType;
+  const Range r{1000, 2000};
+  std::mt19937 rng(3);
+  for (uint32_t k : {0u, 1u, 62u, 63u, 500u, 1000u}) {
+    for (double density : {0.0, 0.0625, 1.0}) {
+      CAPTURE(k, density);
+      const Entries e = random_entries(rng, r, k);
+      std::vector<uint32_t> index;
+      std::vector<V> value;
+      for (auto [i, v] : e) index.push_back(i), value.push_back(static_cast<V>(v));
+      Stream<V> want;
+      encode<V>(index, value, r, DenseSwitch{density}, want);
+      const Stream<V> in = sparse_stream<V>(e, r);
+      Stream<V> dense;
+      const Stream<V>& got = switched(in, r, DenseSwitch{density}, dense);
+      CHECK(&got == (want.is_dense() ? &dense : &in));
+      REQUIRE(got.bytes() == want.bytes());
+      CHECK(std::memcmp(got.data(), want.data(), want.bytes()) == 0);
+    }
+  }
+  // A stream that is dense already is left as it is.
+  const Stream<V> dense_in = dense_stream<V>({{1500, 2}}, r);
+  Stream<V> unused;
+  CHECK(&switched(dense_in, r, DenseSwitch{0.0625}, unused) == &dense_in);
 }
 
 TEMPLATE_TEST_CASE("extract: the pairs of a part, sparse or dense by the part's switch", "[stream]", float, double) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sparse/topk_select.h"
+#include "tests/sparse_pairs.h"
 
 using namespace mpisgd;
 
@@ -355,15 +356,17 @@ TEST_CASE("random methods repeat their selections for a seed", "[topk]") {
 
 TEST_CASE("split_selected sends the kept pairs and keeps the rest, both in index order", "[topk]") {
   SparseVector in{{2, 5, 9, 14, 30}, {0.5f, -3, 1, 7, -0.25f}};
-  SparseVector sent{{1}, {1}}, residual{{1}, {1}};
+  Stream<float> sent = paired(SparseVector{{1}, {1}});
+  SparseVector residual{{1}, {1}};
   const std::vector<uint32_t> kept{1, 3};
   split_selected(in, kept, sent, residual);
-  REQUIRE(sent.index == std::vector<uint32_t>{5, 14});
-  REQUIRE(sent.value == std::vector<float>{-3, 7});
+  REQUIRE(!sent.is_dense());
+  REQUIRE(unpaired(sent).index == std::vector<uint32_t>{5, 14});
+  REQUIRE(unpaired(sent).value == std::vector<float>{-3, 7});
   REQUIRE(residual.index == std::vector<uint32_t>{2, 9, 30});
   REQUIRE(residual.value == std::vector<float>{0.5f, 1, -0.25f});
   split_selected(in, {}, sent, residual);
-  REQUIRE(sent.nnz() == 0);
+  REQUIRE(sent.count() == 0);
   REQUIRE(residual.index == in.index);
 }
 
@@ -382,8 +385,8 @@ TEST_CASE("split_selected copies the runs between kept pairs, wherever they lie"
     const double p = std::uniform_real_distribution<double>(0, 1)(rng);
     for (uint32_t j = 0; j < n; ++j)
       if (std::bernoulli_distribution(p)(rng)) kept.push_back(j);
-    SparseVector sent{std::vector<uint32_t>(trial % 3 * n, 7), std::vector<float>(trial % 3 * n, 7)};
-    SparseVector residual = sent;
+    SparseVector residual{std::vector<uint32_t>(trial % 3 * n, 7), std::vector<float>(trial % 3 * n, 7)};
+    Stream<float> sent = paired(residual);
     split_selected(in, kept, sent, residual);
     SparseVector want_sent, want_residual;
     for (uint32_t j = 0, q = 0; j < n; ++j) {
@@ -391,8 +394,8 @@ TEST_CASE("split_selected copies the runs between kept pairs, wherever they lie"
       to.index.push_back(in.index[j]);
       to.value.push_back(in.value[j]);
     }
-    REQUIRE(sent.index == want_sent.index);
-    REQUIRE(sent.value == want_sent.value);
+    REQUIRE(unpaired(sent).index == want_sent.index);
+    REQUIRE(unpaired(sent).value == want_sent.value);
     REQUIRE(residual.index == want_residual.index);
     REQUIRE(residual.value == want_residual.value);
   }
