@@ -45,7 +45,26 @@
  * y = +1 iff z + noise * logistic > t.
  * So P(y = +1 | x) is exactly a logistic model: `noise` sets how well a linear
  * learner can do, t the share of positives. Mean, deviation and t are measured
- * on the first rows, so they depend only on (seed, kind, dimensions).
+ * on the first rows, so they depend only on (seed, kind, dimensions) and the
+ * shape flags below.
+ *
+ * Shape flags: the trainer's defaults (step, batch, stopping) were tuned on the
+ * two shapes above, and a default is only one if it holds on shapes it was not
+ * tuned on. Each flag left out keeps the kind's own shape, byte for byte.
+ *   --real-columns C: C real-valued columns at the lowest indices in place of
+ *   the kind's block. Column c is in a row with its own probability in
+ *   [0.3, 0.8], a hash of (seed, kind, dimensions, c), with values u^2 kept
+ *   in (0, 1); binary features fill the rest of the row's length (webspam
+ *   normalises its trigram counts alone).
+ *   --positive-share S: moves t.
+ *   --popularity-exponent E: binary ranks are drawn with P(r) ~ (r + r0)^-E;
+ *   a flatter law (E < 1) makes a mini-batch touch more distinct features, a
+ *   steeper one fewer.
+ *   --bayes-accuracy A: sets noise in place of the kind's. As P(y = +1 | z) is
+ *   logistic in z, no classifier beats sign(z - t), right with probability
+ *   max(p, 1 - p); noise is the scale at which that averages A over the
+ *   calibration rows (found by bisection once at start), so A is what a linear
+ *   learner approaches with enough rows. The kinds' own noise gives ~0.94.
  *
  * Determinism: each row has its own random stream keyed by a hash of (seed,
  * kind, dimensions, global row index), so any slice (--first-row) and any
@@ -104,15 +123,64 @@ struct KindSpec {
 constexpr KindSpec kUrl{3231961, 115, 0.13, 134, 0.16, 4096, 1.0 / 3, 0.12};
 constexpr KindSpec kWebspam{16609143, 3700, 0.5, 0, 0.0, 128, 0.6, 0.1};
 
-// Ranks 0..n-1 with P(r) ~ 1/(r + r0).
+// What the shape flags change; left unset, the kind's own shape.
+struct Shape {
+  std::optional<uint32_t> real_columns;  // replaces the kind's real-valued block
+  double popularity_exponent = 1;        // of the binary features' popularity law
+  std::optional<double> bayes_accuracy;  // sets the label noise in place of the kind's
+};
+
+// Labels are y = +1 iff z + s L > t (L standard logistic), so P(y = +1 | z) =
+// sigmoid((z - t) / s) and no classifier does better than sign(z - t), which is
+// right with probability max(p, 1 - p). This finds the s at which sign(z - t) is
+// right on a share `accuracy` of the rows z on average, t being set so that the
+// expected share of positives is `positive`. That accuracy falls as s grows, from
+// 1 towards the majority share, so bisections on log s and on t find both.
+double noise_for_accuracy(const std::vector<double>& z, double positive, double accuracy) {
+  auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
+  const auto [z_min, z_max] = std::minmax_element(z.begin(), z.end());
+  auto bayes_accuracy = [&](double s) {
+    double lo = *z_min - 40 * s, hi = *z_max + 40 * s;  // all positive .. none
+    for (int k = 0; k < 60; ++k) {
+      double t = (lo + hi) / 2, share = 0;
+      for (double v : z) share += sigmoid((v - t) / s);
+      (share > positive * double(z.size()) ? lo : hi) = t;
+    }
+    double t = (lo + hi) / 2, right = 0;
+    for (double v : z) {
+      double p = sigmoid((v - t) / s);
+      right += std::max(p, 1 - p);
+    }
+    return right / double(z.size());
+  };
+  double lo = std::log(1e-6), hi = std::log(1e6);
+  for (int k = 0; k < 60; ++k) {
+    double mid = (lo + hi) / 2;
+    (bayes_accuracy(std::exp(mid)) > accuracy ? lo : hi) = mid;
+  }
+  return std::exp((lo + hi) / 2);
+}
+
+// Ranks 0..n-1 with P(r) ~ (r + r0)^-e, drawn by inverting the CDF of the
+// continuous law on [0, n): for e = 1, x = r0 (1 + n/r0)^u - r0; otherwise
+// x = (r0^(1-e) + u ((n + r0)^(1-e) - r0^(1-e)))^(1/(1-e)) - r0.
 struct PowerLaw {
   uint32_t n = 1;
-  double r0 = 1, log_span = 0;
+  double r0 = 1, e = 1;
+  double base = 0, span = 0;  // e = 1: span = log(1 + n/r0); else r0^(1-e) and the span above
   PowerLaw() = default;
-  PowerLaw(uint32_t n_, double r0_) : n(n_), r0(r0_), log_span(std::log((n_ + r0_) / r0_)) {}
+  PowerLaw(uint32_t n_, double r0_, double e_ = 1) : n(n_), r0(r0_), e(e_) {
+    if (e == 1) {
+      span = std::log((n + r0) / r0);
+    } else {
+      base = std::pow(r0, 1 - e);
+      span = std::pow(n + r0, 1 - e) - base;
+    }
+  }
   uint32_t draw(uint64_t h) const {
-    double x = r0 * std::exp(unit(h) * log_span) - r0;
-    return std::min(static_cast<uint32_t>(x), n - 1);
+    double x = e == 1 ? r0 * std::exp(unit(h) * span) - r0
+                      : std::pow(base + unit(h) * span, 1 / (1 - e)) - r0;
+    return std::min(static_cast<uint32_t>(std::max(x, 0.0)), n - 1);
   }
 };
 
@@ -191,26 +259,39 @@ struct Row {
 
 class Generator {
  public:
-  Generator(const KindSpec& spec, uint64_t seed, int kind_id, uint32_t features, uint32_t nnz)
-      : spec_(spec), webspam_(kind_id == 1) {
+  Generator(const KindSpec& spec, const Shape& shape, uint64_t seed, int kind_id,
+            uint32_t features, uint32_t nnz)
+      : spec_(spec), webspam_(kind_id == 1), noise_(spec.noise) {
     key_ = mix64(mix64(mix64(seed) ^ (uint64_t(kind_id) << 32 | features)) ^ nnz);
     uint64_t lo = std::max<uint64_t>(1, std::llround(nnz * (1 - spec.nnz_spread)));
     uint64_t hi = std::max<uint64_t>(lo, std::llround(nnz * (1 + spec.nnz_spread)));
     len_lo_ = static_cast<uint32_t>(lo);
     len_span_ = static_cast<uint32_t>(hi - lo + 1);
-    real_block_ = std::min(spec.real_block, features / 16);
-    binary_n_ = features - real_block_;
-    double real_mean = real_block_ ? std::min(real_block_ / 2.0, nnz * spec.real_share) : 0.0;
-    double binary_mean = nnz - real_mean;
+    double real_mean = 0;
+    if (shape.real_columns) {
+      real_block_ = *shape.real_columns;
+      for (uint32_t c = 0; c < real_block_; ++c) {
+        presence_.push_back(0.3 + 0.5 * unit(mix64(key_ ^ (0x5052455345000000ull + c))));
+        real_mean += presence_.back();
+      }
+    } else {
+      real_block_ = std::min(spec.real_block, features / 16);
+      real_mean = real_block_ ? std::min(real_block_ / 2.0, nnz * spec.real_share) : 0.0;
+    }
+    binary_n_ = features > real_block_ ? features - real_block_ : 0;
+    double binary_mean = std::max(nnz - real_mean, 0.0);
     if (hi > binary_n_ / 2)  // beyond this, distinct draws would take long to collect
       throw CLI::ValidationError("--nnz", "rows of up to " + std::to_string(hi) +
                                               " non-zeros need --features of at least " +
-                                              std::to_string(2 * hi + real_block_));
-    if (real_block_) real_law_ = PowerLaw(real_block_, 1 + real_mean / 40);
-    binary_law_ = PowerLaw(binary_n_, 1 + binary_mean / 40);
+                                              std::to_string(2 * hi + real_block_) +
+                                              (shape.real_columns ? " with --real-columns " +
+                                                                        std::to_string(real_block_)
+                                                                  : ""));
+    if (real_block_ && presence_.empty()) real_law_ = PowerLaw(real_block_, 1 + real_mean / 40);
+    binary_law_ = PowerLaw(binary_n_, 1 + binary_mean / 40, shape.popularity_exponent);
     spread_ = Spread(real_block_, binary_n_, key_ ^ 0x5350524541440000ull);
     model_ranks_ = std::min(spec.model_ranks, binary_n_);
-    calibrate();
+    calibrate(shape.bayes_accuracy);
   }
 
   void row(uint64_t i, Row& r) const {
@@ -219,36 +300,45 @@ class Generator {
     r.idx.clear();
     r.val.clear();
     uint32_t len = len_lo_ + static_cast<uint32_t>(rng.next() % len_span_);
-    uint32_t real = real_block_ ? static_cast<uint32_t>(std::min<double>(
-                                      real_block_ / 2, std::round(len * spec_.real_share)))
-                                : 0;
     // Entries are (index << 32 | rank): sorting orders by index, and the rank
     // that gates the hidden weight comes along without inverting the spread.
     const std::vector<uint64_t>& drawn = r.drawn;
     r.drawn.clear();
-    draw_distinct(rng, real, real_law_, real_block_, [](uint32_t rank) { return rank; }, r);
-    draw_distinct(rng, len - real, binary_law_, uint64_t(real_block_) + binary_n_,
+    uint32_t real = 0;
+    if (!presence_.empty()) {  // --real-columns: each column in its own share of rows
+      for (uint32_t c = 0; c < real_block_; ++c)
+        if (unit(rng.next()) <= presence_[c]) r.drawn.push_back(uint64_t(c) << 32 | c);
+      real = static_cast<uint32_t>(r.drawn.size());
+    } else if (real_block_) {
+      real = static_cast<uint32_t>(
+          std::min<double>(real_block_ / 2, std::round(len * spec_.real_share)));
+      draw_distinct(rng, real, real_law_, real_block_, [](uint32_t rank) { return rank; }, r);
+    }
+    draw_distinct(rng, len - std::min(real, len), binary_law_, uint64_t(real_block_) + binary_n_,
                   [this](uint32_t rank) { return spread_.index(rank); }, r);
     for (uint64_t e : drawn) r.idx.push_back(static_cast<uint32_t>(e >> 32));
+    // Lexical ratios are mostly small: u^2 puts most of them below 0.25. The
+    // kind's own block lets 1 through; --real-columns promises values below 1.
+    for (uint32_t j = 0; j < real; ++j) {
+      double u = unit(rng.next());
+      float v = round6(std::max(u * u, 1e-6));
+      r.val.push_back(presence_.empty() ? v : std::min(v, 0.999999f));
+    }
     if (webspam_) {
       // Common trigrams repeat on a page, rare ones occur once, so the expected
       // count falls with rank from ~20 to 1; around it counts are Pareto (alpha
-      // 2.5: heavy-tailed, yet no single trigram takes most of the norm).
+      // 2.5: heavy-tailed, yet no single trigram takes most of the norm). The
+      // trigrams alone are normalised: real-valued columns keep their values.
       double sumsq = 0, r0 = binary_law_.r0;
-      for (size_t j = 0; j < r.idx.size(); ++j) {
+      for (size_t j = real; j < r.idx.size(); ++j) {
         double rate = 1 + 20 * r0 / (static_cast<uint32_t>(drawn[j]) + r0);
         double count = std::floor(rate * std::pow(unit(rng.next()), -1 / 2.5));
         r.val.push_back(static_cast<float>(count));
         sumsq += count * count;
       }
       double scale = 1 / std::sqrt(sumsq);
-      for (float& v : r.val) v = round6(v * scale);
+      for (size_t j = real; j < r.val.size(); ++j) r.val[j] = round6(r.val[j] * scale);
     } else {
-      // Lexical ratios are mostly small: u^2 puts most of them below 0.25.
-      for (uint32_t j = 0; j < real; ++j) {
-        double u = unit(rng.next());
-        r.val.push_back(round6(std::max(u * u, 1e-6)));
-      }
       r.val.resize(r.idx.size(), 1.0f);
     }
     r.margin = 0;
@@ -259,7 +349,7 @@ class Generator {
   }
 
   bool positive(const Row& r) const {
-    return (r.margin - mean_) / deviation_ + spec_.noise * r.noise > threshold_;
+    return (r.margin - mean_) / deviation_ + noise_ * r.noise > threshold_;
   }
 
  private:
@@ -291,7 +381,7 @@ class Generator {
     return (s / 32768.0 - 2) * std::sqrt(3.0);
   }
 
-  void calibrate() {
+  void calibrate(std::optional<double> bayes_accuracy) {
     constexpr int kRows = 2048;
     std::vector<double> margin(kRows), noise(kRows);
 #pragma omp parallel
@@ -310,9 +400,15 @@ class Generator {
     for (double m : margin) sumsq += (m - mean_) * (m - mean_);
     deviation_ = sumsq > 0 ? std::sqrt(sumsq / kRows) : 1.0;
     std::vector<double> score(kRows);
+    if (bayes_accuracy) {
+      for (int i = 0; i < kRows; ++i) score[i] = (margin[i] - mean_) / deviation_;
+      noise_ = noise_for_accuracy(score, spec_.positive_share, *bayes_accuracy);
+    }
     for (int i = 0; i < kRows; ++i)
-      score[i] = (margin[i] - mean_) / deviation_ + spec_.noise * noise[i];
-    auto cut = score.begin() + static_cast<long>((1 - spec_.positive_share) * kRows);
+      score[i] = (margin[i] - mean_) / deviation_ + noise_ * noise[i];
+    // At most the last score: a share near 0 would otherwise cut past the end.
+    auto cut = score.begin() +
+               std::min<long>(static_cast<long>((1 - spec_.positive_share) * kRows), kRows - 1);
     std::nth_element(score.begin(), cut, score.end());
     threshold_ = *cut;
   }
@@ -322,9 +418,11 @@ class Generator {
   uint64_t key_ = 0;
   uint32_t len_lo_ = 1, len_span_ = 1;
   uint32_t real_block_ = 0, binary_n_ = 1;
+  std::vector<double> presence_;  // --real-columns: the share of rows each column is in
   PowerLaw real_law_, binary_law_;
   Spread spread_;
   uint32_t model_ranks_ = 1;
+  double noise_;  // scale of the logistic label noise, in margin deviations
   double mean_ = 0, deviation_ = 1, threshold_ = 0;
 };
 
@@ -339,8 +437,9 @@ class Generator {
 
 int main(int argc, char** argv) {
   CLI::App app{"Deterministic synthetic LIBSVM data shaped like the URL and Webspam sets.\n"
-               "Row i is a pure function of (seed, kind, dimensions, i): make a test set with\n"
-               "the same seed and --first-row past the training rows.",
+               "Row i is a pure function of i and of the flags other than --rows, --first-row,\n"
+               "--threads and --out: make a test set with the same flags and --first-row past\n"
+               "the training rows.",
                "gen_data"};
   std::string kind, out;
   uint64_t rows = 0, first_row = 0, seed = 1;
@@ -370,10 +469,35 @@ int main(int argc, char** argv) {
   auto* nnz_opt = app.add_option("--nnz", nnz, "override the mean non-zeros per row")
                       ->check(CLI::Range(1u, UINT32_MAX));
   app.add_flag("--zero-based", zero_based, "write 0-based feature indices (default 1-based, as LIBSVM)");
+  // The shape flags (see the top of this file): data unlike the two kinds, to
+  // check the defaults on shapes they were not tuned on.
+  uint32_t real_columns = 0;
+  double positive_share = 0, bayes_accuracy = 0;
+  Shape shape;
+  auto* real_columns_opt =
+      app.add_option("--real-columns", real_columns,
+                     "C real-valued columns, values in (0,1), at the lowest indices in place of "
+                     "the kind's own block (url: 134); column c is in its own share of rows, "
+                     "drawn in [0.3, 0.8] from the seed, and binary features fill the rest of "
+                     "the row's length")
+          ->check(non_negative);
+  auto* share_opt = app.add_option(
+      "--positive-share", positive_share,
+      "share of positive rows, in (0,1) (default: url 1/3, webspam 0.6)");
+  auto* accuracy_opt = app.add_option(
+      "--bayes-accuracy", bayes_accuracy,
+      "in (0.5,1): the accuracy of the best possible classifier, the sign of the hidden model's "
+      "margin (a linear model), which sets the label noise (default: the kind's noise, which "
+      "gives about 0.94)");
+  auto* popularity_opt =
+      app.add_option("--popularity-exponent", shape.popularity_exponent,
+                     "E in [0, 2]: the binary feature of popularity rank r is drawn with "
+                     "P(r) ~ (r + r0)^-E (0: uniform, above 1: a steeper head)")
+          ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   const int kind_id = kind == "webspam" ? 1 : 0;
-  const KindSpec& spec = kind_id == 1 ? kWebspam : kUrl;
+  KindSpec spec = kind_id == 1 ? kWebspam : kUrl;
   if (features_opt->count() == 0) features = spec.features;
   if (nnz_opt->count() == 0) nnz = spec.nnz;
   if (threads > 0) omp_set_num_threads(threads);
@@ -382,7 +506,35 @@ int main(int argc, char** argv) {
   try {
     if (rows > UINT64_MAX - first_row)
       throw CLI::ValidationError("--rows", "--first-row + --rows overflows 64 bits");
-    gen.emplace(spec, seed, kind_id, features, nnz);
+    if (real_columns_opt->count()) shape.real_columns = real_columns;
+    if (share_opt->count()) {
+      if (!(positive_share > 0 && positive_share < 1))
+        throw CLI::ValidationError("--positive-share", "must be in (0, 1), not " +
+                                                           share_opt->as<std::string>());
+      spec.positive_share = positive_share;
+    }
+    if (accuracy_opt->count()) {
+      if (!(bayes_accuracy > 0.5 && bayes_accuracy < 1))
+        throw CLI::ValidationError("--bayes-accuracy", "must be in (0.5, 1), not " +
+                                                           accuracy_opt->as<std::string>());
+      // Noise alone leaves the majority answer right on this share of rows.
+      double majority = std::max(spec.positive_share, 1 - spec.positive_share);
+      if (bayes_accuracy <= majority)
+        throw CLI::ValidationError(
+            "--bayes-accuracy", accuracy_opt->as<std::string>() +
+                                    " is no more than always answering the majority label "
+                                    "reaches: " + std::to_string(majority) +
+                                    " with a positive share of " +
+                                    std::to_string(spec.positive_share) +
+                                    " (--positive-share)");
+      shape.bayes_accuracy = bayes_accuracy;
+    }
+    // Steeper laws pile the draws onto the head: a row's distinct features then
+    // take many times longer to collect (webspam: ~10x at 2, ~50x at 2.5).
+    if (!(shape.popularity_exponent >= 0 && shape.popularity_exponent <= 2))
+      throw CLI::ValidationError("--popularity-exponent", "must be in [0, 2], not " +
+                                                                popularity_opt->as<std::string>());
+    gen.emplace(spec, shape, seed, kind_id, features, nnz);
   } catch (const CLI::Error& e) {
     return app.exit(e);
   }
