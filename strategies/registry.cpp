@@ -12,12 +12,14 @@ const StrategyFamily& dense_family();
 const StrategyFamily& lossless_sparse_family();
 const StrategyFamily& topk_family();
 const StrategyFamily& parameter_server_family();
+const StrategyFamily& local_sgd_family();
 std::unique_ptr<Strategy> make_dense_allreduce(const StrategyContext&);
 std::unique_ptr<Strategy> make_lossless_sparse(const StrategyContext&, const std::string& algorithm);
 std::unique_ptr<Strategy> make_topk_feedback(const StrategyContext&, const std::string& algorithm);
 std::unique_ptr<Strategy> make_gaussiank(const StrategyContext&);
 std::unique_ptr<Strategy> make_ps_sync(const StrategyContext&);
 std::unique_ptr<Strategy> make_ps_async(const StrategyContext&);
+std::unique_ptr<Strategy> make_local_sgd(const StrategyContext&);
 
 // The lossless sparse strategies differ only in the collective (src/collectives/).
 template <const char* Algorithm>
@@ -39,6 +41,7 @@ const std::vector<StrategyInfo>& strategy_registry() {
   const StrategyFamily& sparse = lossless_sparse_family();
   const StrategyFamily& topk = topk_family();
   const StrategyFamily& ps = parameter_server_family();
+  const StrategyFamily& local = local_sgd_family();
   static const std::vector<StrategyInfo> registry = {
       {"allreduce", "dense MPI_Allreduce of the whole update vector (the baseline)", dense, make_dense_allreduce, true},
       {"ssar-rec-dbl", "sparse update, SSAR recursive doubling", sparse, make_sparse<kRecDbl>, true},
@@ -59,6 +62,8 @@ const std::vector<StrategyInfo>& strategy_registry() {
       {"ps-sync", "parameter servers on the last --servers ranks, steps summed in worker order", ps, make_ps_sync},
       {"ps-async", "parameter servers applying each push as it comes (--max-staleness bounds the lag)", ps,
        make_ps_async},
+      {"local-sgd", "each rank steps alone, the models averaged every --sync-every steps (sparse allreduce)", local,
+       make_local_sgd},
   };
   return registry;
 }

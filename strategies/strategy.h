@@ -82,6 +82,9 @@ class Strategy {
   // True when exchange() would take the step with `local` exactly as given (one rank and
   // a lossless combination): the trainer then skips handing the update over.
   virtual bool passes_through() const { return false; }
+  // True when each rank steps with the mean gradient of its own batch rather than its
+  // share of the global batch's (local SGD, between its model averages).
+  virtual bool steps_alone() const { return false; }
   // What this rank holds back for later steps (error feedback's residual); null when the
   // strategy sends every update whole.
   virtual const SparseVector* residual() const { return nullptr; }

@@ -37,7 +37,39 @@ void Weights::begin_step(double eta) {
 void Weights::end_step() {
   if (scale_ >= kRenormaliseBelow) return;
   for (Slot& x : slots_) x.v = static_cast<float>(x.v * scale_);
+  for (float& b : base_) b = static_cast<float>(b * scale_);
   scale_ = 1;
+}
+
+void Weights::mark_base() {
+  if (!adagrad_.empty()) throw std::invalid_argument("model averaging does not average Adagrad's sums");
+  base_.resize(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) base_[i] = slots_[i].v;
+}
+
+void Weights::write_changes(Stream<float>& out) const {
+  uint32_t n = 0;
+  out.reserve_pairs(slots_.size());
+  Pair<float>* pairs = out.pairs().data();
+  for (uint32_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].v != base_[i]) pairs[n++] = {i, slots_[i].v - base_[i]};
+  out.set_sparse(n);
+}
+
+void Weights::take_mean_change(const Stream<float>& own, const Stream<float>& sum, int ranks) {
+  // Back to the base first: where the ranks' changes summed to exactly zero the sum may
+  // carry no pair, and this rank's own change must still go.
+  for (const Pair<float>& p : own.pairs()) slots_[p.index].v = base_[p.index];
+  auto take = [this, ranks](uint32_t i, float s) {
+    slots_[i].v = static_cast<float>(base_[i] + static_cast<double>(s) / ranks);
+    base_[i] = slots_[i].v;
+  };
+  if (sum.is_dense()) {
+    for (uint32_t i = 0; i < sum.count(); ++i)
+      if (sum.values()[i] != 0) take(i, sum.values()[i]);
+  } else {
+    for (const Pair<float>& p : sum.pairs()) take(p.index, p.value);
+  }
 }
 
 void Weights::step_sparse(double eta, std::span<const uint32_t> index, std::span<const float> g) {

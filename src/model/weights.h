@@ -72,6 +72,17 @@ class Weights {
   // Hash of the exact bits of the state, to check that every rank holds the same model.
   uint64_t hash() const;
 
+  // Model averaging (local SGD, strategies/local_sgd.cpp): every rank takes every step,
+  // so all share `scale`, and the mean of the ranks' models is the mean of their v.
+  // mark_base() keeps a copy of v; write_changes() writes the pairs (i, v_i - base_i)
+  // where v moved since, a sparse stream over [0, N); take_mean_change() sets every such
+  // v_i to base_i + sum_i / ranks, for `sum` the sum of all ranks' changes, and makes that
+  // the base. A renormalisation rescales the base with v, so where v did not move the
+  // change stays exactly zero. Without Adagrad only: its sums would need averaging too.
+  void mark_base();
+  void write_changes(Stream<float>& out) const;
+  void take_mean_change(const Stream<float>& own, const Stream<float>& sum, int ranks);
+
   // The exact bits of the state (scale, v, Adagrad's sums), for checkpoints. load_state
   // throws std::runtime_error for a state of another dimension or schedule.
   void save_state(StateWriter& out) const;
@@ -93,6 +104,7 @@ class Weights {
   };
   HugePageArray<Slot> slots_;
   std::vector<float> adagrad_;  // empty unless Adagrad
+  std::vector<float> base_;     // v at the last mark_base(), empty until then
   double scale_ = 1;
   double l2_;
   double coef_ = 0;  // eta / scale of the current step

@@ -47,7 +47,8 @@ EpochRecord Trainer::run_epoch(int epoch) {
 }
 
 void Trainer::train_steps(int epoch, EpochRecord& rec) {
-  const float scale = static_cast<float>(1.0 / (static_cast<double>(options_.batch) * training_ranks_));
+  const int ranks_in_step = strategy_.steps_alone() ? 1 : training_ranks_;
+  const float scale = static_cast<float>(1.0 / (static_cast<double>(options_.batch) * ranks_in_step));
   ProgressLine progress(options_.progress && comm_.rank() == 0, epoch, training_ranks_);
   const bool lockstep = strategy_.lockstep();
   double density_sum = 0;

@@ -4,7 +4,9 @@
 // B x P. Every rank makes the same number of steps per epoch, ceil(max rows / B), and a
 // rank that has run out of rows still takes part with an empty update: collectives need
 // every rank. The step is w <- w - eta_t * (1 / (B P)) sum of the batch's gradients, the
-// mean over the nominal global batch, so eta does not have to change with P.
+// mean over the nominal global batch, so eta does not have to change with P; where each
+// rank steps alone between model averages (Strategy::steps_alone, local SGD) the mean is
+// over its own batch, 1 / B.
 // Under a parameter server only the W workers train (P counts them alone) and the server
 // ranks serve instead (Strategy::Role); an asynchronous strategy lets each worker take
 // as many steps as it asks for (Strategy::lockstep, another_step), going round its own

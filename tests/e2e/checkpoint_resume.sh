@@ -76,10 +76,13 @@ expect_contains "$tmp/order.out" "feature-order: checkpoint has popularity, this
 # with the 4-epoch run's bits. Ok-Topk's periods do not divide the 100 steps of an epoch, so its
 # regions, reused threshold and call count must carry over.
 # ps-sync's servers keep their shards with its L2 scale and AdaGrad sums (rank 2 serves), and
-# its workers their gradient-dropping residuals.
-for strategy in oktopk gtopk gaussiank topk-dsa ps-sync; do
+# its workers their gradient-dropping residuals. local-sgd's rounds of 7 steps do not divide
+# the epoch either: each epoch ends on an average, and a resumed run starts its round there.
+for strategy in oktopk gtopk gaussiank topk-dsa ps-sync local-sgd; do
   if [[ $strategy == ps-sync ]]; then
     more=(--servers 1 --l2 1e-4 --lr-schedule adagrad --lr 0.1 --drop-rate 0.5)
+  elif [[ $strategy == local-sgd ]]; then
+    more=(--sync-every 7 --l2 1e-4)
   else
     more=(--density 0.05 --repartition-period 7 --reuse-period 5)
   fi

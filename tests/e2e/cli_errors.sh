@@ -116,6 +116,11 @@ flag_case density_above_one "--density: '1.5' is not a number from 0 to 1" train
 flag_case threads_zero "--threads: '0' is not a positive whole number" train --data x --threads 0
 flag_case predict_threads "--threads: 'two' is not a positive whole number" predict --model m --data x --threads two
 flag_case strategy_typo "--strategy: 'sparse-atuo' is not one of allreduce," train --data x --strategy sparse-atuo
+flag_case sync_every_elsewhere "--sync-every is for --strategy local-sgd, not allreduce" \
+  train --data x --strategy allreduce --sync-every 4
+flag_case local_sgd_density "local-sgd averages whole models" train --data x --strategy local-sgd --density 0.1
+flag_case local_sgd_adagrad "--lr-schedule adagrad: local-sgd averages the models" \
+  train --data "$tmp/cfg_rows.svm" --strategy local-sgd --lr-schedule adagrad
 # --config: an unknown key or section names file, line and the nearest known name; a bad
 # value names file and line; keys outside any section are the subcommand's.
 printf '[train]\ndata = %s\nepochz = 2\n' "$tmp/cfg_rows.svm" >"$tmp/cfg_key.toml"
