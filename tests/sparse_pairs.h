@@ -1,7 +1,8 @@
 #pragma once
 // Tests write updates as index and value arrays (SparseVector), easy to build and compare;
 // the trainer hands an update on as a stream's pairs (sparse/stream.h). These convert one
-// into the other.
+// into the other, and draw random updates.
+#include <random>
 #include <span>
 
 #include "sparse/sparse_vector.h"
@@ -29,5 +30,21 @@ inline SparseVector unpaired(std::span<const Pair<float>> pairs) {
 
 // The pairs of a sparse stream (a dense one has none).
 inline SparseVector unpaired(const Stream<float>& s) { return unpaired(s.pairs()); }
+
+// Each of [0, dim) with chance `density`, integer values in [-8, 8] but 0, so that sums of
+// such updates are exact.
+inline SparseVector random_update(std::mt19937& rng, uint32_t dim, double density) {
+  SparseVector v;
+  std::bernoulli_distribution take(density);
+  std::uniform_int_distribution<int> value(-8, 8);
+  for (uint32_t i = 0; i < dim; ++i) {
+    const int x = value(rng);
+    if (x != 0 && take(rng)) {
+      v.index.push_back(i);
+      v.value.push_back(static_cast<float>(x));
+    }
+  }
+  return v;
+}
 
 }  // namespace mpisgd

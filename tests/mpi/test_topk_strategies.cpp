@@ -27,20 +27,6 @@ bool registered(const std::string& name) {
   return false;
 }
 
-SparseVector random_update(std::mt19937& rng, uint32_t dim, double density) {
-  SparseVector v;
-  std::bernoulli_distribution take(density);
-  std::uniform_int_distribution<int> value(-8, 8);
-  for (uint32_t i = 0; i < dim; ++i) {
-    const int x = value(rng);
-    if (x != 0 && take(rng)) {
-      v.index.push_back(i);
-      v.value.push_back(static_cast<float>(x));
-    }
-  }
-  return v;
-}
-
 std::vector<double> all_ranks_sum(std::vector<double> v) {
   MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   return v;

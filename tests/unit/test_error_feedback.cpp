@@ -17,21 +17,6 @@ using namespace mpisgd;
 
 namespace {
 
-// Integer values: every sum below is exact.
-SparseVector random_update(std::mt19937& rng, uint32_t dim, double density) {
-  SparseVector v;
-  std::bernoulli_distribution take(density);
-  std::uniform_int_distribution<int> value(-8, 8);
-  for (uint32_t i = 0; i < dim; ++i) {
-    const int x = value(rng);
-    if (x != 0 && take(rng)) {
-      v.index.push_back(i);
-      v.value.push_back(static_cast<float>(x));
-    }
-  }
-  return v;
-}
-
 void add_into(std::map<uint32_t, float>& m, const SparseVector& v) {
   for (size_t j = 0; j < v.nnz(); ++j) m[v.index[j]] += v.value[j];
 }
