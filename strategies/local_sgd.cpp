@@ -2,9 +2,10 @@
 // NAACL 2010; Stich, "Local SGD converges fast and communicates little", ICLR 2019,
 // Algorithm 1): each rank takes H steps alone, on the mean gradient of its own batch,
 // then the ranks replace their models by the models' mean. Only what changed since the
-// last mean travels: each rank's change is sparse (the features its H batches touched),
-// and a lossless sparse allreduce (SparCML's split allgather) sums the changes exactly,
-// so the mean is the same on every rank. Cost per round of H steps: that of a
+// last mean travels: each rank's change is sparse (the features its H batches touched,
+// noted as its steps pass, so a round costs no pass over all N), and a lossless sparse
+// allreduce (SparCML's split allgather) sums the changes exactly, so the mean is the same
+// on every rank. Cost per round of H steps: that of a
 // ssar-split-ag step on the union of the ranks' H-batch changes, instead of H of them.
 // With H = 1 a round is the synchronous step of the global batch: allreduce's model, up to
 // rounding. Every epoch ends on a mean, so that evaluation, saving and checkpoints see
@@ -20,6 +21,7 @@
 
 #include "cli/flag_values.h"
 #include "collectives/sparse_allreduce.h"
+#include "ps/index_set.h"
 #include "sparse/error_feedback.h"
 #include "sparse/stream_sum.h"
 #include "strategies/local_sgd.h"
@@ -33,18 +35,19 @@ class LocalSgd final : public Strategy {
   explicit LocalSgd(const StrategyContext& c)
       : comm_(c.comm), dim_(c.dim), every_(c.flags.get<LocalSgdConfig>().sync_every),
         config_(tuned(c.flags.get<CollectiveConfig>(), c.comm, sizeof(float))),
-        allreduce_(make_sparse_allreduce<float>("ssar-split-ag", c.comm, c.dim, config_)) {
+        allreduce_(make_sparse_allreduce<float>("ssar-split-ag", c.comm, c.dim, config_)), moved_(c.dim) {
     if (c.step.adagrad)
       throw std::invalid_argument("--lr-schedule adagrad: local-sgd averages the models, not AdaGrad's "
                                   "per-coordinate sums; choose another schedule or a synchronous strategy");
     spdlog::info("local-sgd: models averaged every {} steps", every_);
   }
 
-  // Between averages a rank's steps are its own: the trainer takes them as it computes them.
-  bool passes_through() const override { return true; }
+  // Between averages a rank's steps are its own; the features they touch are noted for
+  // the next average.
   bool steps_alone() const override { return true; }
   uint64_t exchange(const Stream<float>& local, double eta, Weights& w) override {
     w.step_pairs(eta, local.pairs());
+    for (const Pair<float>& p : local.pairs()) moved_.insert(p.index);
     return local.count();
   }
 
@@ -78,7 +81,9 @@ class LocalSgd final : public Strategy {
  private:
   // Collective: every rank's model becomes the mean of all of them.
   void average(Weights& w) {
-    w.write_changes(changes_);
+    moved_list_.clear();
+    moved_.drain(moved_list_);
+    w.write_changes(moved_list_, changes_);
     const Stream<float>& sum = allreduce_->allreduce(switched(changes_, {0, dim_}, config_.dense_switch, dense_));
     w.take_mean_change(changes_, sum, comm_.size());
     steps_ = 0;
@@ -90,6 +95,8 @@ class LocalSgd final : public Strategy {
   uint64_t every_;
   CollectiveConfig config_;
   std::unique_ptr<SparseAllreduce<float>> allreduce_;
+  IndexSet moved_;  // the features this rank's steps touched since the last average
+  std::vector<uint32_t> moved_list_;
   Stream<float> changes_, dense_;
   bool based_ = false;  // the weights hold the base of the round
   uint64_t steps_ = 0;  // steps since the last average

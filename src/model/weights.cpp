@@ -47,11 +47,11 @@ void Weights::mark_base() {
   for (size_t i = 0; i < slots_.size(); ++i) base_[i] = slots_[i].v;
 }
 
-void Weights::write_changes(Stream<float>& out) const {
+void Weights::write_changes(std::span<const uint32_t> moved, Stream<float>& out) const {
   uint32_t n = 0;
-  out.reserve_pairs(slots_.size());
+  out.reserve_pairs(moved.size());
   Pair<float>* pairs = out.pairs().data();
-  for (uint32_t i = 0; i < slots_.size(); ++i)
+  for (uint32_t i : moved)
     if (slots_[i].v != base_[i]) pairs[n++] = {i, slots_[i].v - base_[i]};
   out.set_sparse(n);
 }

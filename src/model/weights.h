@@ -74,13 +74,14 @@ class Weights {
 
   // Model averaging (local SGD, strategies/local_sgd.cpp): every rank takes every step,
   // so all share `scale`, and the mean of the ranks' models is the mean of their v.
-  // mark_base() keeps a copy of v; write_changes() writes the pairs (i, v_i - base_i)
-  // where v moved since, a sparse stream over [0, N); take_mean_change() sets every such
+  // mark_base() keeps a copy of v; write_changes() writes the pairs (i, v_i - base_i) for
+  // the ascending indices `moved` (those the steps since touched) where v_i differs, a
+  // sparse stream over [0, N); take_mean_change() sets every such
   // v_i to base_i + sum_i / ranks, for `sum` the sum of all ranks' changes, and makes that
   // the base. A renormalisation rescales the base with v, so where v did not move the
   // change stays exactly zero. Without Adagrad only: its sums would need averaging too.
   void mark_base();
-  void write_changes(Stream<float>& out) const;
+  void write_changes(std::span<const uint32_t> moved, Stream<float>& out) const;
   void take_mean_change(const Stream<float>& own, const Stream<float>& sum, int ranks);
 
   // The exact bits of the state (scale, v, Adagrad's sums), for checkpoints. load_state

@@ -89,7 +89,7 @@ TEST_CASE("a local-sgd average is the mean of the ranks' models", "[local-sgd]")
       g.value.push_back(static_cast<float>(static_cast<int>(rng() % 9) - 4) / 4.0f);
       moved[i] = 1;
     }
-    w.step_pairs(1.0, paired(g).pairs());
+    s->exchange(paired(g), 1.0, w);
   }
   s->after_epoch(0, w);
   uint64_t h = w.hash(), h0 = h;
