@@ -5,9 +5,9 @@
 // last mean travels: each rank's change is sparse (the features its H batches touched,
 // noted as its steps pass, so a round costs no pass over all N), and a lossless sparse
 // allreduce (SparCML's split allgather) sums the changes exactly, so the mean is the same
-// on every rank. Cost per round of H steps: that of a
-// ssar-split-ag step on the union of the ranks' H-batch changes, instead of H of them.
-// With H = 1 a round is the synchronous step of the global batch: allreduce's model, up to
+// on every rank. Cost per round of H steps: one ssar-split-ag step on the union of the
+// ranks' changes over H batches, where a synchronous strategy pays H of them on single
+// batches. With H = 1 a round is the synchronous step of the global batch: allreduce's model, up to
 // rounding. Every epoch ends on a mean, so that evaluation, saving and checkpoints see
 // one model on every rank; a round is cut short there.
 #include <memory>

@@ -76,10 +76,11 @@ class Weights {
   // so all share `scale`, and the mean of the ranks' models is the mean of their v.
   // mark_base() keeps a copy of v; write_changes() writes the pairs (i, v_i - base_i) for
   // the ascending indices `moved` (those the steps since touched) where v_i differs, a
-  // sparse stream over [0, N); take_mean_change() sets every such
-  // v_i to base_i + sum_i / ranks, for `sum` the sum of all ranks' changes, and makes that
-  // the base. A renormalisation rescales the base with v, so where v did not move the
-  // change stays exactly zero. Without Adagrad only: its sums would need averaging too.
+  // sparse stream over [0, N); take_mean_change() sets each v_i that any rank changed to
+  // base_i + sum_i / ranks, for `sum` the sum of all ranks' changes (`own`, this rank's),
+  // and makes that the base. A renormalisation rescales the base with v, so where v did
+  // not move the change stays exactly zero. Without Adagrad only: its sums would need
+  // averaging too.
   void mark_base();
   void write_changes(std::span<const uint32_t> moved, Stream<float>& out) const;
   void take_mean_change(const Stream<float>& own, const Stream<float>& sum, int ranks);
