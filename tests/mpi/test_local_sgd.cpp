@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "collectives/sparse_allreduce.h"
 #include "mpi_test_util.h"
 #include "ps_test_util.h"
 #include "strategies/local_sgd.h"
