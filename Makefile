@@ -2,7 +2,8 @@
 # generated set, `make bench` runs the benchmarks. Each first installs what is missing.
 # Options: SANITIZE=1 (address+undefined), DEBUG=1 (-O0), GPU=1 (CUDA path, later issue),
 # MPI=mpich (Debian's MPICH instead of the default Open MPI, built into build-mpich;
-# `make test MPI=mpich` runs the suite under it).
+# `make test MPI=mpich` runs the suite under it), SIM=1 (SimGrid's SMPI: every rank in one
+# process on a simulated network, built into build-sim; run with scripts/simulate.sh).
 
 MPI       ?= openmpi
 ifeq ($(MPI),mpich)
@@ -15,8 +16,19 @@ MPIRUN    := mpirun
 else
 $(error MPI=$(MPI): use MPI=openmpi (the default) or MPI=mpich)
 endif
+# SMPI's compiler wrapper links each program as a shared object that smpirun loads once per
+# simulated rank. Its MPI-IO simulates only the time of reads (it moves no bytes), so the
+# files are read with POSIX calls there (data/posix_file_io.cpp).
+ifdef SIM
+CXX       := smpicxx
+DEPS_FLAGS := --sim
+CXXFLAGS  += -include src/comm/smpi_compat.h -DMPISGD_SIM
+FILE_IO   := src/data/posix_file_io.cpp
+else
+FILE_IO   := src/data/mpi_file_io.cpp
+endif
 # Each MPI and sanitizer build has a folder of its own, so none mixes objects of another.
-BUILD     ?= build$(if $(filter mpich,$(MPI)),-mpich)$(if $(SANITIZE),-san)
+BUILD     ?= build$(if $(SIM),-sim,$(if $(filter mpich,$(MPI)),-mpich))$(if $(SANITIZE),-san)
 export MPIRUN BUILD SANITIZE
 NPROC     := $(shell nproc 2>/dev/null || echo 2)
 MAKEFLAGS += -j$(NPROC) --no-print-directory
@@ -41,7 +53,7 @@ CXXFLAGS  += -Wno-restrict -Wno-stringop-overflow
 CXXFLAGS  += -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -std=c++20 $(OPT) -g -fopenmp -Wall -Wextra -Wpedantic -I. -Isrc $(SAN)
 LDFLAGS   += -fopenmp $(SAN)
 
-LIB_SRCS  := $(wildcard src/*/*.cpp strategies/*.cpp)
+LIB_SRCS  := $(filter-out src/data/%_file_io.cpp,$(wildcard src/*/*.cpp strategies/*.cpp)) $(FILE_IO)
 LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
 APPS      := $(patsubst apps/%.cpp,$(BUILD)/%,$(wildcard apps/*.cpp))
 UNIT_OBJS := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tests/unit/*.cpp))
@@ -86,8 +98,16 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(BUILD)/libmpisgd.a
 $(BUILD)/mpi_tests: $(MPI_OBJS) $(BUILD)/libmpisgd.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS)
 
+ifdef SIM
+# A simulated build is tested against the real one (tests/sim/), whose trainer and data
+# generator it needs beside its own trainer.
+test: $(BUILD)/mpisgd
+	@$(MAKE) SIM= BUILD=build build/mpisgd build/gen_data
+	@tests/sim/simulated_train.sh
+else
 test: $(TEST_APPS) $(TESTS) $(FUZZ_REPLAYS)
 	@tests/run_all.sh
+endif
 
 # Includes point down the library's floors (docs/design.md#layers); `make test` runs it too.
 check-layers:

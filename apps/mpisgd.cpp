@@ -13,6 +13,7 @@
 #include "cli/flag_values.h"
 #include "comm/job_error.h"
 #include "comm/log.h"
+#include "comm/simulation.h"
 #include "comm/temp_files.h"
 #include "comm/thread_level.h"
 #include "comm/watchdog.h"
@@ -193,6 +194,9 @@ int main(int argc, char** argv) {
   app.fallthrough();
   std::string log_level = "info";
   mpisgd::TrainConfig train;
+  // No watchdog under simulation (comm/simulation.h): its default there is off, and any
+  // other value is refused when the run's settings are checked.
+  if constexpr (mpisgd::kSimulated) train.comm_timeout = 0;
   mpisgd::PredictConfig predict;
   mpisgd::ConvertConfig convert;
   CLI::App* t = add_job(app, "train", "train a model with mini-batch SGD on all ranks", log_level);
@@ -214,8 +218,9 @@ int main(int argc, char** argv) {
   spdlog::debug("MPI: {}", mpisgd::mpi_granted());
   try {
     if (*t) {
-      mpisgd::Watchdog watchdog(MPI_COMM_WORLD, train.comm_timeout);
-      if (train.comm_timeout > 0 && !watchdog.names_peers())
+      const double watch_s = mpisgd::kSimulated ? 0 : train.comm_timeout;
+      mpisgd::Watchdog watchdog(MPI_COMM_WORLD, watch_s);
+      if (watch_s > 0 && !watchdog.names_peers())
         spdlog::warn("--comm-timeout: MPI grants no MPI_THREAD_MULTIPLE, so a stall report names only what each "
                      "rank waited in, not the rank that stalled");
       mpisgd::run_train(train, MPI_COMM_WORLD);

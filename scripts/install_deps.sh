@@ -2,7 +2,8 @@
 # Installs every Debian package mpisgd needs, and nothing when they are all there,
 # so `make` can call it on every run. `--bench` adds what the benchmarks compare against
 # and iproute2 for scripts/slow_network.sh; `--mpich` adds Debian's MPICH (`make MPI=mpich`);
-# `--fuzz` adds clang 14 and its runtime, which holds libFuzzer (`make fuzz`).
+# `--fuzz` adds clang 14 and its runtime, which holds libFuzzer (`make fuzz`); `--sim` adds
+# SimGrid, whose SMPI runs the ranks on a simulated cluster (`make SIM=1`).
 set -euo pipefail
 
 packages=(
@@ -17,7 +18,8 @@ for option in "$@"; do
     --bench) packages+=(python3-sklearn time iproute2) ;;
     --mpich) packages+=(mpich libmpich-dev) ;;
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
-    *) echo "install_deps: unknown option $option (known: --bench, --mpich, --fuzz)" >&2; exit 2 ;;
+    --sim) packages+=(libsimgrid-dev) ;;
+    *) echo "install_deps: unknown option $option (known: --bench, --mpich, --fuzz, --sim)" >&2; exit 2 ;;
   esac
 done
 

@@ -1,6 +1,8 @@
 #pragma once
 // RAII MPI-IO file with reads and writes of any size (MPI counts are int, so large
-// transfers go in pieces below 2 GiB) and errors that name the file.
+// transfers go in pieces below 2 GiB) and errors that name the file. Under SimGrid
+// (SIM=1), whose MPI-IO simulates a read's time but moves no bytes, the same class reads
+// and writes with POSIX calls (posix_file_io.cpp).
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -29,12 +31,13 @@ class MpiFile {
   void close();  // collective
 
  private:
-  static MpiFile open(const std::string& path, MPI_Comm comm, int mode, const char* purpose);
-  MpiFile(std::string path, MPI_File fh, MPI_Offset size) : path_(std::move(path)), fh_(fh), size_(size) {}
-  [[noreturn]] void fail(const std::string& what, int code) const;
+  static MpiFile open(const std::string& path, MPI_Comm comm, bool write);
+  MpiFile(std::string path, MPI_Offset size) : path_(std::move(path)), size_(size) {}
+  [[noreturn]] void fail(const std::string& what, const std::string& why) const;
 
   std::string path_;
-  MPI_File fh_ = MPI_FILE_NULL;
+  MPI_File fh_ = MPI_FILE_NULL;  // MPI-IO's handle (mpi_file_io.cpp)
+  int fd_ = -1;                  // or the descriptor (posix_file_io.cpp)
   MPI_Offset size_ = 0;
 };
 

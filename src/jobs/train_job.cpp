@@ -13,6 +13,7 @@
 #include "comm/job_error.h"
 #include "comm/node_facts.h"
 #include "comm/output_paths.h"
+#include "comm/simulation.h"
 #include "comm/wait_board.h"
 #include "data/csr_memory.h"
 #include "data/feature_order.h"
@@ -54,6 +55,12 @@ Resolved resolve(const TrainConfig& c) {
     r.sgd.schedule = schedule_from_name(c.lr_schedule);
     if (c.sgd.epochs < 1) throw std::invalid_argument("--epochs must be at least 1");
     if (c.sgd.threads < 1) throw std::invalid_argument("--threads must be at least 1");
+    if (kSimulated && c.sgd.threads > 1)
+      throw std::invalid_argument("--threads " + std::to_string(c.sgd.threads) +
+                                  ": a simulated rank runs one thread (SMPI times a rank's compute on one core)");
+    if (kSimulated && c.comm_timeout > 0)
+      throw std::invalid_argument(
+          "--comm-timeout: a simulated rank has no watchdog thread, and simulated waits end or deadlock");
     if (!(c.sgd.lr >= 0)) throw std::invalid_argument("--lr must be positive");
     if (c.l2 < 0) throw std::invalid_argument("--l2 must be >= 0");
     if (c.stop.tol < 0) throw std::invalid_argument("--tol must be >= 0");

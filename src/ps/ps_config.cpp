@@ -4,14 +4,17 @@
 
 #include <mpi.h>
 
+#include "comm/simulation.h"
 #include "comm/thread_level.h"
 
 namespace mpisgd {
 
 void check_thread_level(const ParameterServerConfig& c, int granted) {
   if (granted >= MPI_THREAD_MULTIPLE) return;
-  const std::string needs = ", which needs MPI_THREAD_MULTIPLE; this MPI library grants " +
-                            thread_level_name(granted) + ": use an MPI built with thread support";
+  const std::string needs =
+      kSimulated ? ", which needs MPI_THREAD_MULTIPLE; a simulated rank runs one thread"
+                 : ", which needs MPI_THREAD_MULTIPLE; this MPI library grants " + thread_level_name(granted) +
+                       ": use an MPI built with thread support";
   if (c.colocated)
     throw std::invalid_argument("--servers colocated runs a server thread beside each rank's training" + needs +
                                 ", or --servers S");

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The SIM=1 build under SimGrid (scripts/simulate.sh): a simulated run trains the very model
+# a real one does, a run at P = 16 on the 1 GbE platform completes with a simulated profile,
+# and what a simulated rank cannot do is refused at start by name. `make test SIM=1` runs
+# it; it needs build-sim/ and the real build's mpisgd and gen_data.
+source "$(dirname "$0")/../e2e/lib.bash"
+
+SIM=${BUILD:-build-sim}/mpisgd
+REAL=build/mpisgd
+SIMULATE=(scripts/simulate.sh --platform gbe)
+build/gen_data --kind url --rows 4000 --features 20000 --seed 5 --out "$tmp/train.svm" 2>/dev/null
+build/gen_data --kind url --rows 1000 --features 20000 --seed 5 --first-row 4000 --out "$tmp/test.svm" 2>/dev/null
+flags=(--data "$tmp/train.svm" --test "$tmp/test.svm" --batch 32 --seed 3 --no-progress)
+
+# Both builds send the same messages in the same order through the project's own
+# collectives, so the sums, and the models, agree to the bit; only the clocks differ.
+for strategy in ssar-split-ag dsar-split-ag topk-ag ps-sync; do
+  timeout "$HANG" "$RUN" -np 4 "$REAL" train "${flags[@]}" --epochs 2 --strategy "$strategy" \
+    --save-model "$tmp/real.model" >"$tmp/real.log" 2>&1 || { cat "$tmp/real.log"; fail "$strategy: real run"; }
+  timeout "$HANG" "${SIMULATE[@]}" -np 4 -- "$SIM" train "${flags[@]}" --epochs 2 --strategy "$strategy" \
+    --save-model "$tmp/sim.model" >"$tmp/sim.log" 2>&1 || { cat "$tmp/sim.log"; fail "$strategy: simulated run"; }
+  cmp -s "$tmp/real.model" "$tmp/sim.model" || fail "$strategy: the simulated run's model differs from the real one's"
+  pass
+done
+
+# P = 16 on 1 GbE: every rank reads its share, the profile's times are simulated (an epoch
+# of 125 steps of at least one 50 us hop each lasts more than 6 ms) and bytes are counted.
+timeout "$HANG" "${SIMULATE[@]}" -np 16 -- "$SIM" train "${flags[@]}" --epochs 1 --strategy sparse-auto \
+  --profile "$tmp/p16.csv" >"$tmp/p16.log" 2>&1 || { cat "$tmp/p16.log"; fail "P = 16: simulated run"; }
+expect_contains "$tmp/p16.log" "16 ranks" "P = 16: the start-up line"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  { if ($col["comm_s_mean"] < 0.006 || $col["bytes_sent_mean"] <= 0 || $col["ranks"] != 16) { print; bad = 1 } }
+  END { exit bad || NR != 2 }' "$tmp/p16.csv" || { cat "$tmp/p16.csv"; fail "P = 16: the profile's epoch"; }
+pass
+
+# Refused at start, naming the flag.
+refused() {  # what message flags...
+  local what=$1 message=$2; shift 2
+  if timeout "$HANG" "${SIMULATE[@]}" -np 2 -- "$SIM" train "${flags[@]}" "$@" >"$tmp/refused.log" 2>&1; then
+    cat "$tmp/refused.log"; fail "$what: ran, should be refused"
+  fi
+  expect_contains "$tmp/refused.log" "$message" "$what"
+}
+refused "--threads 2" "--threads 2: a simulated rank runs one thread" --threads 2
+refused "--comm-timeout" "--comm-timeout: a simulated rank has no watchdog thread" --comm-timeout 30
+refused "co-located servers" "MPI_THREAD_MULTIPLE" --strategy ps-sync --servers colocated
+done_checks
