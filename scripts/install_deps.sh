@@ -3,7 +3,8 @@
 # so `make` can call it on every run. `--bench` adds what the benchmarks compare against
 # and iproute2 for scripts/slow_network.sh; `--mpich` adds Debian's MPICH (`make MPI=mpich`);
 # `--fuzz` adds clang 14 and its runtime, which holds libFuzzer (`make fuzz`); `--sim` adds
-# SimGrid, whose SMPI runs the ranks on a simulated cluster (`make SIM=1`).
+# SimGrid, whose SMPI runs the ranks on a simulated cluster (`make SIM=1`); `--slurm` adds
+# a one-node Slurm and MUNGE, its authentication (`make test-slurm`).
 set -euo pipefail
 
 packages=(
@@ -19,7 +20,8 @@ for option in "$@"; do
     --mpich) packages+=(mpich libmpich-dev) ;;
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     --sim) packages+=(libsimgrid-dev) ;;
-    *) echo "install_deps: unknown option $option (known: --bench, --mpich, --fuzz, --sim)" >&2; exit 2 ;;
+    --slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
+    *) echo "install_deps: unknown option $option (known: --bench, --mpich, --fuzz, --sim, --slurm)" >&2; exit 2 ;;
   esac
 done
 
