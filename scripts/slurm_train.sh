@@ -25,8 +25,11 @@ done
 threads=${SLURM_CPUS_PER_TASK:-1}
 export OMP_NUM_THREADS=$threads OMP_PROC_BIND=spread OMP_PLACES=cores
 if [[ -n ${SLURM_NTASKS:-} ]]; then
-  # srun places the ranks and binds each to its --cpus-per-task cores.
-  launch=(srun --cpu-bind=cores)
+  # srun places the ranks and binds each to its --cpus-per-task cores. Open MPI's ranks
+  # learn their peers only through PMIx (Debian's 4.1 has no PMI-1 or PMI-2), which srun
+  # serves only when asked, by --mpi=pmix or a cluster's MpiDefault; Slurm's own default,
+  # none, starts P singletons that each fail in MPI_Init.
+  launch=(srun --mpi=pmix --cpu-bind=cores)
   job=$SLURM_JOB_ID
 else
   launch=(scripts/mpirun_local.sh -np "${RANKS:-2}")
