@@ -74,7 +74,7 @@ FUZZ_SRCS_libsvm_parser_fuzz       := src/data/libsvm_parser.cpp src/data/quote.
 FUZZ_SRCS_binary_cache_header_fuzz := src/data/cache_header.cpp src/data/crc32c.cpp
 FUZZ_REPLAYS  := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%_replay)
 
-.PHONY: all deps test demo bench bench-allreduce bench-strategies clean fuzz fuzz-replay test-large check-layers
+.PHONY: all deps test demo bench bench-allreduce bench-strategies clean fuzz fuzz-replay test-large test-slurm check-layers
 .SECONDARY:
 all: $(APPS)
 
@@ -156,6 +156,12 @@ $(BUILD)/fuzz/%_replay: $(BUILD)/obj/fuzz/%.o $(BUILD)/obj/fuzz/replay_main.o $$
 LARGE_DIR ?= out/large
 test-large: $(BUILD)/mpisgd $(BUILD)/gen_data
 	@LARGE_DIR=$(LARGE_DIR) tests/large/large_files.sh
+
+# scripts/slurm_train.sh as a 2-task batch job on a one-node Slurm that the test starts and
+# stops (tests/slurm/slurm_job.sh); SKIPPED, with the reason, where its daemons cannot run.
+test-slurm: $(BUILD)/mpisgd $(BUILD)/gen_data
+	@scripts/install_deps.sh --slurm
+	@tests/slurm/slurm_job.sh
 
 clean:
 	rm -rf $(BUILD)

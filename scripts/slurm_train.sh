@@ -9,7 +9,7 @@
 # it is newer than DATA), which every later run loads at page-cache speed. The profile
 # goes to out/slurm-JOBID.csv and its plot to out/slurm-JOBID.png. Without Slurm (no
 # SLURM_NTASKS) it runs the same on this machine with RANKS ranks (default 2) through
-# scripts/mpirun_local.sh, which is how it is tested.
+# scripts/mpirun_local.sh. `make test-slurm` runs it as a batch job on a one-node Slurm.
 #SBATCH --job-name=mpisgd
 #SBATCH --output=out/slurm-%j.log
 set -euo pipefail
