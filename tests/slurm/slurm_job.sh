@@ -21,8 +21,11 @@ for cmd in munged munge slurmctld slurmd sbatch sinfo squeue scancel srun; do
   command -v "$cmd" >/dev/null || skip "$cmd is not installed (scripts/install_deps.sh --slurm)"
 done
 
-daemons=()  # started here, stopped in this order's reverse
-submitted=""
+# Started here and stopped in this order's reverse, each in a session of its own: a
+# signal to the test's process group (Ctrl-C, a timeout) must not stop slurmd under a
+# running job, whose steps would then outlive it; the EXIT trap cancels the job first.
+daemons=()
+sbatch_pid=""
 # The job's id, chosen past every out/slurm-ID.* already there (from a real cluster's
 # jobs, say), since the job writes its profile and plot there and the test removes them.
 job=1
@@ -40,8 +43,8 @@ stop() {  # pid: TERM, then KILL if it is still there after a guard's wait
 }
 cleanup() {
   local i
-  if [[ -n $submitted ]]; then
-    # A job cut short by the guard below still has steps under slurmd, which outlive it.
+  if [[ -n $sbatch_pid ]]; then
+    kill "$sbatch_pid" 2>/dev/null || true
     scancel --partition mpisgd 2>/dev/null || true
     for ((i = 0; i < 30; ++i)); do
       [[ -z $(squeue -h -o %i 2>/dev/null) ]] && break
@@ -64,7 +67,7 @@ chmod 711 "$tmp"
 dd if=/dev/urandom of="$conf/munge.key" bs=1024 count=1 status=none
 chmod 400 "$conf/munge.key"
 socket=$tmp/munge.socket
-munged --foreground --key-file="$conf/munge.key" --socket="$socket" --pid-file="$tmp/munged.pid" \
+setsid munged --foreground --key-file="$conf/munge.key" --socket="$socket" --pid-file="$tmp/munged.pid" \
   --log-file="$tmp/log/munged.log" --seed-file="$tmp/state/munged.seed" 2>"$tmp/log/munged.err" &
 munged_pid=$!
 daemons+=("$munged_pid")
@@ -118,10 +121,10 @@ IgnoreSystemdOnFailure=yes
 EOF
 export SLURM_CONF=$conf/slurm.conf
 
-slurmctld -D -f "$SLURM_CONF" 2>"$tmp/log/slurmctld.err" &
+setsid slurmctld -D -f "$SLURM_CONF" 2>"$tmp/log/slurmctld.err" &
 ctld_pid=$!
 daemons+=("$ctld_pid")
-slurmd -D -f "$SLURM_CONF" -N "$node" 2>"$tmp/log/slurmd.err" &
+setsid slurmd -D -f "$SLURM_CONF" -N "$node" 2>"$tmp/log/slurmd.err" &
 slurmd_pid=$!
 daemons+=("$slurmd_pid")
 state=""
@@ -141,10 +144,13 @@ echo "slurm: node $node idle (slurmctld on port $ctld_port, slurmd on $slurmd_po
 
 start=$SECONDS
 rc=0
-submitted=1
+# In the background, as bash runs a trap only once a foreground command ends, and timeout
+# puts sbatch in a process group of its own, out of reach of a signal to the test's.
 timeout "$HANG" sbatch --wait --nodes 1 --ntasks 2 --cpus-per-task 1 --chdir "$PWD" \
   --output "$tmp/job.log" scripts/slurm_train.sh --data "$tmp/train.svm" --test "$tmp/test.svm" \
-  --epochs 2 --save-model "$tmp/slurm.model" >"$tmp/sbatch.out" 2>&1 || rc=$?
+  --epochs 2 --save-model "$tmp/slurm.model" >"$tmp/sbatch.out" 2>&1 &
+sbatch_pid=$!
+wait "$sbatch_pid" || rc=$?
 echo "slurm: job $job ended with $rc after $((SECONDS - start)) s"
 if [[ $rc -ne 0 ]]; then
   echo "---- sbatch:"; cat "$tmp/sbatch.out"
