@@ -183,12 +183,18 @@ def main():
     print(f"URL-like {args.rows} train / {args.test_rows} test rows; target accuracy {target:.4f} "
           f"(LIBLINEAR -s 0 less {args.within})")
     rows, bench = [], []
+    # Rows are written as they come: a sweep to P = 256 runs for hours.
+    trainer_csv = open(os.path.join(args.dir, "trainer.csv"), "w", newline="")
+    trainer_out = csv.DictWriter(trainer_csv, fieldnames=TRAINER_FIELDS)
+    trainer_out.writeheader()
     for platform in args.platforms.split(","):
         for ranks in args.ranks:
             for strategy in strategies:
                 r = trainer_run(platform, ranks, strategy, train, test, args, target)
                 if r:
                     rows.append(r)
+                    trainer_out.writerow(r)
+                    trainer_csv.flush()
                     reached = f"{r['seconds_to_target']:.2f} s" if r["seconds_to_target"] != "" else "not reached"
                     print(f"  {platform:>6} P={ranks:<4} {strategy:<14} epoch {r['epoch_s']:.3f} s "
                           f"(comm {r['comm_s']:.3f}), {r['bytes_per_rank'] / 1e6:.2f} MB/rank, acc "
@@ -199,10 +205,7 @@ def main():
                 got = bench_runs(platform, ranks, args)
                 bench += got
                 print(f"  bench {platform} P={ranks}: {len(got)} algorithms", flush=True)
-    with open(os.path.join(args.dir, "trainer.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=TRAINER_FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    trainer_csv.close()
     if bench:
         with open(os.path.join(args.dir, "bench.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(bench[0].keys()))
