@@ -51,7 +51,11 @@ printf '%s\n' "${hosts[@]:0:np}" >"$tmp/hosts"
 
 # Open MPI's collective choices for MPI_Allreduce and the rest (SMPI's default is one
 # fixed algorithm each); the program's globals privatized per rank; SimGrid's own log
-# kept to warnings, so the program's output reads as under mpirun.
+# kept to warnings, so the program's output reads as under mpirun. SimGrid 3.32's copy of
+# Open MPI's pipelined MPI_Reduce sends to a parent that does not exist on one rank ("Actor
+# pid=-1 is gone??"), so P = 1, which has no network to model, takes MPICH's choices.
+selector=ompi
+[[ $np -gt 1 ]] || selector=mpich
 exec smpirun -np "$np" -platform "$xml" -hostfile "$tmp/hosts" \
-  --cfg=smpi/host-speed:"$host_speed" --cfg=smpi/coll-selector:ompi --cfg=smpi/privatization:dlopen \
+  --cfg=smpi/host-speed:"$host_speed" --cfg=smpi/coll-selector:"$selector" --cfg=smpi/privatization:dlopen \
   --log=root.thres:warning --log=xbt_cfg.thres:warning "$@"
