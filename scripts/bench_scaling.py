@@ -19,14 +19,14 @@ against P) and DIR/bench_<platform>.png (time and bytes per call against P, byte
 the analytical volume). Needs `make SIM=1` and `make` (this script runs both)."""
 import argparse
 import csv
-import math
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from bench_time_to_accuracy import files, liblinear  # the same generated sets and LIBLINEAR's target
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIMULATE = os.path.join(ROOT, "scripts/simulate.sh")
@@ -38,26 +38,6 @@ TRAINER_FIELDS = ["platform", "ranks", "strategy", "epoch_s", "comm_s", "bytes_p
 
 def ints(text):
     return [int(x) for x in text.split(",") if x]
-
-
-def files(rows, test_rows, out):
-    """URL-like LIBSVM text train and test files (LIBLINEAR reads text only)."""
-    paths = []
-    for name, n, first in (("train", rows, 0), ("test", test_rows, rows)):
-        path = os.path.join(out, f"url{rows}_{name}.svm")
-        if not os.path.exists(path):
-            subprocess.run([os.path.join(ROOT, "build/gen_data"), "--kind", "url", "--rows", str(n), "--first-row",
-                            str(first), "--seed", "11", "--out", path], check=True, capture_output=True)
-        paths.append(path)
-    return paths
-
-
-def liblinear_accuracy(train, test):
-    with tempfile.TemporaryDirectory() as tmp:
-        model, pred = os.path.join(tmp, "model"), os.path.join(tmp, "pred")
-        subprocess.run(["liblinear-train", "-s", "0", "-q", train, model], check=True)
-        out = subprocess.run(["liblinear-predict", test, model, pred], check=True, capture_output=True, text=True)
-    return float(re.search(r"Accuracy = ([0-9.]+)%", out.stdout).group(1)) / 100
 
 
 def trainer_run(platform, ranks, strategy, train, test, args, target):
@@ -117,8 +97,9 @@ def plot(platform, rows, bench, target, out):
         pts = sorted((r["ranks"], r) for r in mine if r["strategy"] == s)
         p = [x for x, _ in pts]
         ax[0][0].plot(p, [r["epoch_s"] for _, r in pts], marker="o", label=s)
-        ax[0][1].plot([x for x in p if x in dense], [dense[x] / r["epoch_s"] for x, r in pts if x in dense],
-                      marker="o", label=s)
+        speedup = [(x, dense[x] / r["epoch_s"]) for x, r in pts if x in dense]
+        if speedup:  # only where allreduce ran at that P
+            ax[0][1].plot([x for x, _ in speedup], [v for _, v in speedup], marker="o", label=s)
         ax[1][0].plot(p, [r["bytes_per_rank"] for _, r in pts], marker="o", label=s)
         reached = [(x, r["seconds_to_target"]) for x, r in pts if r["seconds_to_target"] != ""]
         if reached:
@@ -126,7 +107,7 @@ def plot(platform, rows, bench, target, out):
     titles = ["simulated epoch time (s)", "speed-up over allreduce", "bytes sent per rank per epoch",
               f"simulated training time to accuracy {target:.4f} (s)"]
     for a, title in zip(ax.flat, titles):
-        if a.lines:  # time to accuracy has no points where no run reached the target
+        if a.lines:  # no points: no run reached the target, or allreduce did not run
             a.set_xscale("log", base=2)
             a.set_yscale("log")
         a.set_xlabel("ranks P")
@@ -178,8 +159,8 @@ def main():
     subprocess.run(["make", "-C", ROOT, "SIM=1", "build-sim/mpisgd", "build-sim/allreduce_bench"], check=True)
     subprocess.run(["make", "-C", ROOT, "build/gen_data"], check=True)
 
-    train, test = files(args.rows, args.test_rows, args.dir)
-    target = liblinear_accuracy(train, test) - args.within
+    train, test = files("url", args.rows, args.test_rows, args.dir)
+    target = liblinear(train, test)[1] - args.within
     print(f"URL-like {args.rows} train / {args.test_rows} test rows; target accuracy {target:.4f} "
           f"(LIBLINEAR -s 0 less {args.within})")
     rows, bench = [], []
@@ -213,7 +194,7 @@ def main():
             w.writerows(bench)
     for platform in args.platforms.split(","):
         plot(platform, rows, bench, target, args.dir)
-    print(f"wrote {args.dir}/trainer.csv, bench.csv and the plots")
+    print(f"wrote trainer.csv{', bench.csv' if bench else ''} and the plots to {args.dir}")
 
 
 if __name__ == "__main__":
