@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs an MPI program of the SIM=1 build (`make SIM=1`, into build-sim/) on a simulated
 # cluster: SimGrid's smpirun starts every rank in this one process, times each rank's
-# compute as it runs here and each message on the platform's links.
+# compute by the CPU time it takes here and each message on the platform's links.
 #
 #   scripts/simulate.sh --platform NAME -np P [--host-speed F] -- PROGRAM [ARGS...]
 #   e.g. scripts/simulate.sh --platform gbe -np 16 -- build-sim/mpisgd train --data d.svm
