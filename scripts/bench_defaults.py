@@ -10,8 +10,8 @@ bar is 1 point of accuracy and 5% of RMSE.
 
 Sets: url and webspam are written with build/gen_data (--url-rows / --webspam-rows
 training rows, a quarter of that for testing); breast_cancer and digits0 come from
-scripts/small_sets.py. At P > 1 the lossless `sparse-auto` strategy combines the
-updates (it trains the same model as `allreduce` without a dense exchange per step).
+scripts/small_sets.py. At P > 1 the default strategy, the lossless `sparse-auto`,
+combines the updates.
 
 usage: scripts/bench_defaults.py [--sets url,webspam,breast_cancer,digits0]
          [--models logreg,svm,linreg] [--ranks 1,4,8] [--url-rows 200000]
@@ -67,8 +67,6 @@ def mpisgd(model, train, test, ranks, out):
     profile = os.path.join(out, f"defaults_{model}_p{ranks}.csv")
     cmd = [MPIRUN, "-np", str(ranks), os.path.join(BUILD, "mpisgd"), "train", "--data", train, "--test", test,
            "--model", model, "--profile", profile, "--no-progress"]
-    if ranks > 1:
-        cmd += ["--strategy", "sparse-auto"]
     start = time.perf_counter()
     run = subprocess.run(cmd, check=True, capture_output=True, text=True)
     seconds = time.perf_counter() - start

@@ -2,7 +2,7 @@
 """Time to accuracy, side by side in one run: wall time, loading included, until the test
 accuracy is within --within (default 1 point) of LIBLINEAR's `-s 0`, for
 
-  mpisgd      default flags, P = 1 at T = 1 and T = 2, and P = 4 over `sparse-auto`
+  mpisgd      default flags (`sparse-auto`), P = 1 at T = 1 and T = 2, and P = 4
               (training time of the epochs up to the first that reaches it, plus the
               load; the per-epoch test evaluation, our measuring instrument, left out)
   LIBLINEAR   `liblinear-train -s 0`, the whole command (it defines the target)
@@ -82,8 +82,6 @@ def mpisgd(train, test, ranks, threads, max_epochs, out):
     cmd = [MPIRUN, "-np", str(ranks), os.path.join(BUILD, "mpisgd"), "train", "--data", train, "--test", test,
            "--threads", str(threads), "--epochs", str(max_epochs), "--profile", profile, "--no-progress",
            "--no-early-stop"]  # every epoch's accuracy is wanted, up to the maximum
-    if ranks > 1:
-        cmd += ["--strategy", "sparse-auto"]  # the README's choice for sparse data
     run = subprocess.run(cmd, check=True, capture_output=True, text=True)
     load = float(re.search(r"loaded in ([0-9.]+) s", run.stderr).group(1))
     with open(profile) as f:

@@ -82,6 +82,9 @@ struct CollectiveInfo {
   std::unique_ptr<SparseAllreduce<V>> (*make)(CountedComm&, uint32_t dim, const CollectiveConfig&);
   // Predicted seconds of one call (cost_model.h); null for "auto", which uses the others'.
   double (*cost)(const CostModel&);
+  // Sums in canonical_sum_order() (collective_util.h), so that every such algorithm
+  // gives the same bits for the same inputs: auto chooses among these alone.
+  bool canonical_order;
 };
 
 // Every algorithm, in the order benchmarks list them.

@@ -1,5 +1,8 @@
 // auto: before each call, predicts every algorithm's time with the alpha-beta model of
-// cost_model.h (thesis Table 3.1) and runs the fastest. alpha and beta are measured once,
+// cost_model.h (thesis Table 3.1) and runs the fastest. Only the algorithms that sum in
+// canonical_sum_order() are candidates (dense-rec-halving standing for the dense
+// allreduce), so whichever is chosen, by the model or by timing, the result has the same
+// bits: the same flags give the same model run after run. alpha and beta are measured once,
 // at construction, by a ping-pong (comm/alpha_beta.h), and so is the speed of summation
 // (sparse/summation_speed.h), unless the configuration carries them already (a tuned
 // dense switch measures them too). The inputs are the largest input size k, refreshed
@@ -83,7 +86,7 @@ class SparseAuto final : public SparseAllreduce<V> {
         time_ties_(config.tie_trials > 0 &&
                    speed_.network.beta * sizeof(V) <= kSlowLink * speed_.compute.dense_element_s) {
     for (const auto& info : sparse_allreduce_registry<V>()) {
-      if (info.cost) candidates_.push_back(Candidate{&info, nullptr});
+      if (info.cost && info.canonical_order) candidates_.push_back(Candidate{&info, nullptr});
     }
     spdlog::debug("auto allreduce: alpha {:.2e} s, gap {:.2e} s, beta {:.2e} s/byte ({:.0f} MB/s), merge {:.2f} ns/item, "
                   "dense add {:.2f} ns/value, {:.2g} ranks per core, dense switch at {:.1f}%, near ties {}",

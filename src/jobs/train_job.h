@@ -13,7 +13,7 @@
 namespace mpisgd {
 
 struct TrainConfig {
-  std::string data, test, model = "logreg", strategy = "allreduce";
+  std::string data, test, model = "logreg", strategy = "sparse-auto";
   std::string lr_schedule = "invscaling";
   double l2 = 0;
   // A batch or lr of 0 is `auto`, resolved from the data at start (sgd/step_defaults.h).

@@ -39,7 +39,7 @@ bad_case comments "# header only\n\n" "comments.svm: no rows"
 bad_case classes "${rows}${rows}2 1:1\n" "classes.svm:9: third distinct label 2"
 PROFILE_EXT=txt bad_case profile_name "${rows}" "name it .csv or .jsonl"
 # Top-k settings that cannot work together.
-bad_case density_dense "${rows}" "--density and --k sparsify the update" --density 0.1
+bad_case density_dense "${rows}" "--density and --k sparsify the update" --strategy allreduce --density 0.1
 bad_case density_and_k "${rows}" "give --density or --k, not both" --strategy topk-ag --density 0.1 --k 5
 bad_case gaussiank_select "${rows}" "gaussiank selects by its gaussian threshold" --strategy gaussiank --select exact
 # CR-only line ends with a comment line: an error, not one row with the rest a comment.

@@ -211,10 +211,57 @@ TEMPLATE_TEST_CASE("every allreduce equals MPI_Allreduce exactly, call after cal
         // A very sparse sum stays sparse in the sparse algorithms; dense ones are dense.
         if (n == 100003 && pattern.kind == Kind::kRandom && pattern.density == 1e-4) {
           const bool sparse_algorithm = name.rfind("ssar", 0) == 0;
-          const bool dense_algorithm = name == "dense" || name.rfind("dsar", 0) == 0;
+          const bool dense_algorithm = name.rfind("dense", 0) == 0 || name.rfind("dsar", 0) == 0;
           if (sparse_algorithm) CHECK(on_all_ranks(!result.is_dense()));
           if (dense_algorithm) CHECK(on_all_ranks(result.is_dense()));
         }
+      }
+    }
+  }
+}
+
+// Values whose sums round, so the order of the additions shows in the bits: each rank
+// builds every rank's input from its seed and sums them in canonical_sum_order(), and
+// every algorithm that claims that order (auto among them) must return those bits.
+TEMPLATE_TEST_CASE("the canonical-order algorithms give the same bits on sums that round", "[collectives]", float,
+                   double) {
+  using V = TestType;
+  const int rank = world_rank(), size = world_size();
+  CountedComm comm(MPI_COMM_WORLD);
+  const auto& registry = sparse_allreduce_registry<V>();
+  REQUIRE(std::count_if(registry.begin(), registry.end(), [](const auto& i) { return i.canonical_order; }) >= 5);
+  auto inputs = [&](uint32_t n, double density, uint64_t seed) {
+    std::vector<Contribution<V>> all(static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r) {
+      std::mt19937_64 own(seed * 7919 + static_cast<uint64_t>(r));
+      all[static_cast<size_t>(r)].index = distinct_indices(n, items(density, n), own);
+      // Magnitudes over six decades: most additions round.
+      std::uniform_real_distribution<double> mantissa(-1, 1), decade(-3, 3);
+      for (size_t j = 0; j < all[static_cast<size_t>(r)].index.size(); ++j) {
+        V v = static_cast<V>(mantissa(own) * std::pow(10.0, decade(own)));
+        all[static_cast<size_t>(r)].value.push_back(v == V{0} ? V{1} : v);
+      }
+    }
+    return all;
+  };
+  uint64_t seed = 2000;
+  for (uint32_t n : {1000u, 100003u}) {
+    auto algorithms = make_all<V>(comm, n, {});
+    for (double density : {1e-3, 0.05, 0.5, 1.0}) {
+      const auto all = inputs(n, density, seed++);
+      std::vector<std::vector<V>> parts(static_cast<size_t>(size), std::vector<V>(n, V{0}));
+      for (int r = 0; r < size; ++r) {
+        const auto& c = all[static_cast<size_t>(r)];
+        for (size_t j = 0; j < c.index.size(); ++j) parts[static_cast<size_t>(r)][c.index[j]] = c.value[j];
+      }
+      for (auto [into, from] : canonical_sum_order(size)) {
+        for (uint32_t i = 0; i < n; ++i) parts[static_cast<size_t>(into)][i] += parts[static_cast<size_t>(from)][i];
+      }
+      const Stream<V> input = encode_input(all[static_cast<size_t>(rank)], n, false);
+      for (size_t a = 0; a < algorithms.size(); ++a) {
+        if (!registry[a].canonical_order) continue;
+        INFO("algorithm " << registry[a].name << ", N " << n << ", density " << density << ", P " << size);
+        CHECK(on_all_ranks(equals(algorithms[a]->allreduce(input), n, parts[0])));
       }
     }
   }
@@ -387,6 +434,27 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     CAPTURE(rank, size, moved.bytes_sent, moved.bytes_received, volume);
     CHECK(on_all_ranks(moved.bytes_sent == volume && moved.bytes_received == volume));
   }
+  SECTION("dense-rec-halving: halves out and in, N each way for a folded rank") {
+    auto ar = make_sparse_allreduce<V>("dense-rec-halving", comm, n, {});
+    const Fold fold(rank, size);
+    // Stage t keeps half of the range held before it and sends the other half; the
+    // allgather sends what was kept and receives what was sent.
+    uint64_t values = 0;
+    if (!fold.folded_out()) {
+      uint32_t held = n;
+      for (int mask = 1; mask < fold.p2; mask <<= 1) {
+        const uint32_t lower = held / 2, upper = held - lower;
+        const uint32_t kept = fold.new_rank & mask ? upper : lower;
+        values += held;  // (held - kept) in the reduce-scatter, kept in the allgather
+        held = kept;
+      }
+    }
+    if (rank < 2 * fold.rem) values += n;  // the fold, one way each
+    const uint64_t bytes = values * sizeof(V);
+    const CommStats moved = moved_by(*ar);
+    CAPTURE(rank, size, moved.bytes_sent, moved.bytes_received, bytes);
+    CHECK(on_all_ranks(moved.bytes_sent == bytes && moved.bytes_received == bytes));
+  }
   SECTION("ssar-split-ag: the allgather sends pairs, whatever the summation switch") {
     // Positive values, so that no sum cancels to a zero that compacting would drop.
     Contribution<V> positive = mine;
@@ -490,7 +558,8 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
       auto ar = make_sparse_allreduce<V>("auto", comm, n, all_tie);
       const auto& registry = sparse_allreduce_registry<V>();
       const auto candidates = static_cast<int>(
-          std::count_if(registry.begin(), registry.end(), [](const auto& info) { return info.cost != nullptr; }));
+          std::count_if(registry.begin(), registry.end(),
+                        [](const auto& info) { return info.cost != nullptr && info.canonical_order; }));
       const int exploring = candidates * (1 + timed);
       const std::vector<V> expect = reference_sum(mine, n);
       std::map<std::string, int> runs;

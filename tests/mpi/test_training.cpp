@@ -97,6 +97,7 @@ TEST_CASE("every lossless sparse strategy trains the model allreduce trains", "[
   std::string data = write_file("lin.svm", linear_file(400, 5, false));
   std::string dir = scratch_dir();
   TrainConfig c = config(data, dir + "/allreduce.model");
+  c.strategy = "allreduce";
   c.sgd.epochs = 2;
   run_train(c, MPI_COMM_WORLD);
   const std::vector<double> reference = load_model(c.save_model).w;
@@ -124,6 +125,40 @@ TEST_CASE("every lossless sparse strategy trains the model allreduce trains", "[
       // collectives use; otherwise only the rounding of a different order remains.
       CHECK(worst <= 1e-6 * scale);
     }
+  }
+}
+
+TEST_CASE("the default strategy gives the same bits whichever algorithms serve its steps", "[train][collectives]") {
+  std::string data = write_file("lin.svm", linear_file(400, 6, false));
+  std::string dir = scratch_dir();
+  TrainConfig c = config(data, dir + "/default.model");
+  c.sgd.epochs = 2;
+  REQUIRE(c.strategy == "sparse-auto");
+  run_train(c, MPI_COMM_WORLD);
+
+  // Every candidate tied and timed from the first step, over a link as fast as an
+  // addition: the steps are served by each algorithm in turn, then by the fastest.
+  TrainConfig tied = c;
+  CollectiveConfig& collective = tied.strategy_flags.get<CollectiveConfig>();
+  MachineSpeed speed = measure_machine_speed(CountedComm(MPI_COMM_WORLD));
+  speed.network.beta = 1e-10;
+  speed.compute.dense_element_s = 4e-10;
+  collective.measured = speed;
+  collective.tie_factor = 1e300;
+  collective.tie_trials = 2;
+  collective.tie_seconds = 0;
+  collective.cold_calls = 0;
+  tied.save_model = dir + "/tied.model";
+  run_train(tied, MPI_COMM_WORLD);
+  CHECK(same_files(dir + "/default.model", tied.save_model));
+
+  for (const char* algorithm : {"ssar-rec-dbl", "ssar-split-ag", "dsar-split-ag"}) {
+    INFO("strategy " << algorithm);
+    TrainConfig one = c;
+    one.strategy = algorithm;
+    one.save_model = dir + "/" + algorithm + ".model";
+    run_train(one, MPI_COMM_WORLD);
+    CHECK(same_files(dir + "/default.model", one.save_model));
   }
 }
 

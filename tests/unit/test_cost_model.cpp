@@ -81,3 +81,19 @@ TEST_CASE("cost model: ranks sharing a core slow recursive doubling's sums only"
   }
   CHECK(cost_of("ssar-rec-dbl", shared) == cost_of("ssar-rec-dbl", alone));
 }
+
+TEST_CASE("cost model: dense-rec-halving is Rabenseifner's cost, plus the fold's two messages", "[cost_model]") {
+  CostInputs in = shared_memory(8, 320);
+  const double alpha = in.network.alpha, n = 3200000;
+  const double beta = in.network.beta * sizeof(float), gamma = in.compute.dense_element_s;
+  // 2 log2(P) alpha + 2 (P-1)/P N beta + (P-1)/P N gamma, whatever the density.
+  CHECK(cost_of("dense-rec-halving", in) == Approx(6 * alpha + 2 * 7.0 / 8 * n * beta + 7.0 / 8 * n * gamma));
+  in.k = 3200000;
+  CHECK(cost_of("dense-rec-halving", in) == Approx(6 * alpha + 2 * 7.0 / 8 * n * beta + 7.0 / 8 * n * gamma));
+  // 12 ranks: 4 fold in (N to a partner, summed there) and get the result back, then 8.
+  in.ranks = 12;
+  CHECK(cost_of("dense-rec-halving", in) ==
+        Approx(2 * (alpha + n * beta) + n * gamma + 6 * alpha + 2 * 7.0 / 8 * n * beta + 7.0 / 8 * n * gamma));
+  in.ranks = 1;
+  CHECK(cost_of("dense-rec-halving", in) == 0);
+}
