@@ -39,6 +39,7 @@ BatchGradient::BatchGradient(const Dataset& data, uint32_t dim, int threads, uin
     : dim_(dim),
       threads_(std::max(1, threads)),
       touched_((dim + 63) / 64, 0),
+      summary_((touched_.size() + 63) / 64, 0),
       thread_loss_(static_cast<size_t>(threads_)),
       thread_offset_(static_cast<size_t>(threads_) + 1),
       ready_(std::make_unique<Ready[]>(static_cast<size_t>(threads_))) {
@@ -69,30 +70,38 @@ uint32_t BatchGradient::range_begin(int t, int nt) const {
   if (t >= nt) return dim_;
   const double share = word_cost_.back() * t / nt;
   const auto word = std::lower_bound(word_cost_.begin(), word_cost_.end(), share) - word_cost_.begin();
-  // Whole words below the last, which holds the indices past the last multiple of 64.
-  return static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(word), dim_ / 64) * 64);
+  // Whole summary words below the last, which holds the indices past the last multiple
+  // of 4096.
+  return static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(word) / 64, dim_ / 4096) * 4096);
 }
 
 size_t BatchGradient::touched_count(size_t w0, size_t w1) const {
   size_t count = 0;
-  for (size_t k = w0; k < w1; ++k) count += static_cast<size_t>(std::popcount(touched_[k]));
+  for (size_t s = w0 / 64; s < (w1 + 63) / 64; ++s) {
+    for (uint64_t words = summary_[s]; words; words &= words - 1)
+      count += static_cast<size_t>(std::popcount(touched_[s * 64 + static_cast<size_t>(std::countr_zero(words))]));
+  }
   return count;
 }
 
 void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, Stream<float>* out) {
   Pair<float>* pairs = out ? out->pairs().data() : nullptr;
-  for (size_t k = w0; k < w1; ++k) {
-    for (uint64_t bits = touched_[k]; bits; bits &= bits - 1) {
-      uint32_t i = static_cast<uint32_t>(k * 64 + static_cast<size_t>(std::countr_zero(bits)));
-      if (!out) {
-        w.step_scratch(i);
-        continue;
+  for (size_t s = w0 / 64; s < (w1 + 63) / 64; ++s) {
+    for (uint64_t words = summary_[s]; words; words &= words - 1) {
+      const size_t k = s * 64 + static_cast<size_t>(std::countr_zero(words));
+      for (uint64_t bits = touched_[k]; bits; bits &= bits - 1) {
+        uint32_t i = static_cast<uint32_t>(k * 64 + static_cast<size_t>(std::countr_zero(bits)));
+        if (!out) {
+          w.step_scratch(i);
+          continue;
+        }
+        pairs[at] = {i, w.scratch(i)};
+        w.scratch(i) = 0;
+        ++at;
       }
-      pairs[at] = {i, w.scratch(i)};
-      w.scratch(i) = 0;
-      ++at;
+      touched_[k] = 0;
     }
-    touched_[k] = 0;
+    summary_[s] = 0;
   }
 }
 
