@@ -60,11 +60,10 @@ void Trainer::train_steps(int epoch, EpochRecord& rec) {
     size_t end = std::min<size_t>(begin + options_.batch, order_.size());
     std::span<const uint64_t> batch(order_.data() + begin, end - begin);
 
-    const double step_start = MPI_Wtime();
-    strategy_.refresh(train_, batch, w_);
-    const double eta = learning_rate(options_.schedule, options_.lr, step_ + s, steps_per_epoch_);
     const double t0 = MPI_Wtime();
     const double comm_before = comm_.stats().seconds;
+    strategy_.refresh(train_, batch, w_);
+    const double eta = learning_rate(options_.schedule, options_.lr, step_ + s, steps_per_epoch_);
     BatchLoss bl;
     uint64_t nnz = 0;
     if (strategy_.passes_through()) {
@@ -74,8 +73,9 @@ void Trainer::train_steps(int epoch, EpochRecord& rec) {
       bl = gradient_.compute(train_, batch, w_, loss_, scale, update_);
       nnz = strategy_.exchange(update_, eta, w_);
     }
-    straggle(step_start);
-    // The strategy's own work (packing, applying the step) counts as compute.
+    straggle(t0);
+    // The strategy's own work (a pull's bookkeeping, a model average's, packing, applying
+    // the step) counts as compute.
     rec.compute_s += (MPI_Wtime() - t0) - (comm_.stats().seconds - comm_before);
     density_sum += static_cast<double>(nnz) / std::max<uint32_t>(1, w_.dim());
     rec.loss_sum += bl.loss_sum;
