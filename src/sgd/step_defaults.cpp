@@ -1,6 +1,7 @@
 #include "sgd/step_defaults.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include <fmt/format.h>
@@ -32,6 +33,12 @@ double curvature_limit(LossKind loss) {
   return 1.0;
 }
 
+uint64_t grown_global_batch(double mean_sq_norm, double curvature, uint64_t workers, LossKind loss) {
+  const double linear = curvature_limit(loss) * mean_sq_norm / (step_constant(loss) * curvature);
+  const double most = static_cast<double>(kAimedGlobalBatch * workers);
+  return std::max(kAimedGlobalBatch, static_cast<uint64_t>(std::min(most, std::floor(linear))));
+}
+
 bool needs_curvature(const StepRequest& request, Schedule schedule) {
   return !request.lr && schedule != Schedule::adagrad;
 }
@@ -40,10 +47,20 @@ ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, in
                           Schedule schedule) {
   ResolvedStep r;
   const auto w = static_cast<uint64_t>(std::max(workers, 1));
+  const double norm = scale.mean_sq_norm > 0 ? scale.mean_sq_norm : 1.0;
+  uint64_t aimed_global = kAimedGlobalBatch;
+  if (!request.batch && needs_curvature(request, schedule) && scale.batch_curvature > 0 && w > 1) {
+    aimed_global = grown_global_batch(norm, scale.batch_curvature, w, loss);
+    if (aimed_global > kAimedGlobalBatch)
+      r.why = fmt::format("global batch grown to {} for {} workers ({} each, up to where the lr stops following "
+                          "the batch: {} x mean ||x||^2 / ({} x largest curvature)); ",
+                          aimed_global, w, kAimedGlobalBatch, curvature_limit(loss), step_constant(loss));
+  }
   if (request.batch) {
     r.batch = *request.batch;
   } else {
-    const uint64_t aimed = (kAimedGlobalBatch + w - 1) / w;
+    // A grown batch is split rounding down, so that the lr still follows it.
+    const uint64_t aimed = aimed_global > kAimedGlobalBatch ? aimed_global / w : (aimed_global + w - 1) / w;
     const uint64_t keeps_steps = scale.rows / (kLeastStepsPerEpoch * w);
     r.batch = std::max<uint64_t>(1, std::min(aimed, keeps_steps));
     r.batch_shrunk = r.batch < aimed;
@@ -57,9 +74,8 @@ ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, in
     r.lr = 0.5;
     r.why = "adagrad scales each coordinate itself";
   } else {
-    const double norm = scale.mean_sq_norm > 0 ? scale.mean_sq_norm : 1.0;
     r.lr = step_constant(loss) * global / norm;
-    r.why = fmt::format("{} x global batch {} / mean ||x||^2 {:.4g}", step_constant(loss), global, norm);
+    r.why += fmt::format("{} x global batch {} / mean ||x||^2 {:.4g}", step_constant(loss), global, norm);
     const double cap = scale.batch_curvature > 0 ? curvature_limit(loss) / scale.batch_curvature : 0;
     if (needs_curvature(request, schedule) && cap > 0 && cap < r.lr) {
       r.lr = cap;
@@ -70,7 +86,7 @@ ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, in
   if (r.batch_shrunk)
     r.why += fmt::format("{}batch {} per worker, below the aimed global {}, so that an epoch of {} rows keeps "
                          "{} steps",
-                         r.why.empty() ? "" : "; ", r.batch, kAimedGlobalBatch, scale.rows, kLeastStepsPerEpoch);
+                         r.why.empty() ? "" : "; ", r.batch, aimed_global, scale.rows, kLeastStepsPerEpoch);
   return r;
 }
 

@@ -10,7 +10,12 @@
 // of Goyal et al. 2017, which the sparse AllReduce thesis' section 2.2 leaves untuned).
 // The global batch aims at 100 rows, where measurements on both kinds of data trained
 // best (docs/design.md, "Default step"), but shrinks so that an epoch keeps at least 200
-// steps: with few steps an epoch learns little whatever eta is.
+// steps: with few steps an epoch learns little whatever eta is. With W > 1 workers and
+// an auto lr it grows towards 100 W, each worker keeping one rank's 100 rows, as far as
+// the lr can follow it: past eta = curvature_limit / lambda_max the lr stops growing and
+// every larger batch learns less per epoch (URL-like, 200k rows: 1 point below LIBLINEAR
+// after 2 epochs at a global 100 or 200, 4 at 400, where the cap binds). Fewer, larger
+// steps are what let more workers pay: each step costs an exchange whatever its size.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,6 +57,12 @@ double step_constant(LossKind loss);
 // eta x lambda_max at most, for each loss: the cap on an auto lr once a global batch's rows
 // share a direction (DataScale::batch_curvature), measured (docs/design.md, "Default step").
 double curvature_limit(LossKind loss);
+
+// The auto global batch of W > 1 workers, given the data's mean ||x||^2 and largest
+// curvature: 100 W rows, at most the largest batch whose linear-scaled lr stays under
+// the curvature cap, at least 100 (URL-like: 245; Webspam-like rows curve enough that
+// their lr is capped at 100 already, so they stay there).
+uint64_t grown_global_batch(double mean_sq_norm, double curvature, uint64_t workers, LossKind loss);
 
 // Whether resolve_step would use DataScale::batch_curvature: an auto lr under a schedule
 // that does not scale each coordinate itself.

@@ -40,7 +40,7 @@ TEST_CASE("the squared loss's auto lr stays below the batch's curvature limit", 
   CHECK_THAT(capped.why, Catch::Contains("largest curvature"));
   // Below the cap the linear scaling rule stands.
   DataScale apart{200000, 100.0, 0.01};
-  CHECK(resolve_step({}, apart, 4, LossKind::squared, Schedule::invscaling).lr == Approx(0.25));
+  CHECK(resolve_step({}, apart, 1, LossKind::squared, Schedule::invscaling).lr == Approx(0.25));
   // AdaGrad and an explicit lr take no cap.
   CHECK(resolve_step({}, shared, 4, LossKind::squared, Schedule::adagrad).lr == 0.5);
   CHECK(resolve_step({std::nullopt, 7.0}, shared, 4, LossKind::squared, Schedule::constant).lr == 7.0);
@@ -57,12 +57,45 @@ TEST_CASE("the logistic and hinge losses' auto lr stops growing with the batch a
   CHECK_THAT(big.why, Catch::Contains("20 / largest curvature of a global batch 0.5"));
   CHECK(resolve_step({250, std::nullopt}, webspam, 4, LossKind::hinge, Schedule::constant).lr == Approx(40.0));
   // URL-like rows at the default batch stay on the linear rule (cap 20 / 9 > 1).
-  const ResolvedStep url = resolve_step({}, {200000, 100.0, 9.0}, 4, LossKind::logistic, Schedule::invscaling);
+  const ResolvedStep url = resolve_step({}, {200000, 100.0, 9.0}, 1, LossKind::logistic, Schedule::invscaling);
   CHECK(url.lr == Approx(1.0));
   CHECK_THAT(url.why, !Catch::Contains("curvature"));
   // ... and a batch of 4000 rows is capped.
   const DataScale url_4000{200000, 100.0, 8.0};
   CHECK(resolve_step({4000, std::nullopt}, url_4000, 1, LossKind::logistic, Schedule::invscaling).lr == Approx(2.5));
+}
+
+TEST_CASE("with more workers the auto global batch grows as far as the lr follows it", "[step]") {
+  // URL-like: the linear lr 1 x G / 100 reaches the cap 20 / 8.2 at G = 243.
+  const DataScale url{200000, 100.0, 8.2};
+  CHECK(grown_global_batch(100.0, 8.2, 2, LossKind::logistic) == 200);
+  CHECK(grown_global_batch(100.0, 8.2, 4, LossKind::logistic) == 243);
+  const ResolvedStep two = resolve_step({}, url, 2, LossKind::logistic, Schedule::invscaling);
+  CHECK(two.batch == 100);
+  CHECK(two.lr == Approx(2.0));
+  CHECK_THAT(two.why, Catch::Contains("global batch grown to 200 for 2 workers"));
+  // Split rounding down, so the lr still follows the batch: 4 x 60, lr 2.4 under 2.44.
+  const ResolvedStep four = resolve_step({}, url, 4, LossKind::logistic, Schedule::invscaling);
+  CHECK(four.batch == 60);
+  CHECK(four.lr == Approx(2.4));
+  CHECK_THAT(four.why, !Catch::Contains("(below"));
+  // One rank keeps its 100 rows, and so does data whose lr is capped at 100 rows already
+  // (Webspam-like: 20 / 0.47 = 42.6 < 1 x 100 / 1).
+  CHECK(resolve_step({}, url, 1, LossKind::logistic, Schedule::invscaling).batch == 100);
+  const ResolvedStep webspam = resolve_step({}, {200000, 1.0, 0.47}, 4, LossKind::logistic, Schedule::invscaling);
+  CHECK(webspam.batch == 25);
+  CHECK_THAT(webspam.why, !Catch::Contains("grown"));
+  // Without a measured curvature (an explicit lr, AdaGrad) nothing says how far the lr
+  // could follow: the batch stays at 100 rows.
+  CHECK(resolve_step({std::nullopt, 1.0}, url, 4, LossKind::logistic, Schedule::invscaling).batch == 25);
+  CHECK(resolve_step({}, url, 4, LossKind::logistic, Schedule::adagrad).batch == 25);
+  CHECK(resolve_step({}, {200000, 100.0}, 4, LossKind::logistic, Schedule::invscaling).batch == 25);
+  // The squared loss's cap is 1 / curvature, with a step constant of 1/4.
+  CHECK(grown_global_batch(1.0, 0.01, 8, LossKind::squared) == 400);
+  // A small set still keeps 200 steps an epoch.
+  const ResolvedStep small = resolve_step({}, {40000, 100.0, 8.2}, 4, LossKind::logistic, Schedule::invscaling);
+  CHECK(small.batch == 50);
+  CHECK(small.batch_shrunk);
 }
 
 TEST_CASE("small sets shrink the batch to keep 200 steps an epoch, and say so", "[step]") {
