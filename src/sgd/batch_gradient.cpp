@@ -39,7 +39,8 @@ BatchGradient::BatchGradient(const Dataset& data, uint32_t dim, int threads, uin
     : dim_(dim),
       threads_(std::max(1, threads)),
       touched_((dim + 63) / 64, 0),
-      summary_((touched_.size() + 63) / 64, 0),
+      summary_words_((touched_.size() + 63) / 64),
+      summary_(summary_words_ * static_cast<size_t>(threads_), 0),
       thread_loss_(static_cast<size_t>(threads_)),
       thread_offset_(static_cast<size_t>(threads_) + 1),
       ready_(std::make_unique<Ready[]>(static_cast<size_t>(threads_))) {
@@ -70,24 +71,23 @@ uint32_t BatchGradient::range_begin(int t, int nt) const {
   if (t >= nt) return dim_;
   const double share = word_cost_.back() * t / nt;
   const auto word = std::lower_bound(word_cost_.begin(), word_cost_.end(), share) - word_cost_.begin();
-  // Whole summary words below the last, which holds the indices past the last multiple
-  // of 4096.
-  return static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(word) / 64, dim_ / 4096) * 4096);
+  // Whole words below the last, which holds the indices past the last multiple of 64.
+  return static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(word), dim_ / 64) * 64);
 }
 
-size_t BatchGradient::touched_count(size_t w0, size_t w1) const {
+size_t BatchGradient::touched_count(size_t w0, size_t w1, const uint64_t* summary) const {
   size_t count = 0;
   for (size_t s = w0 / 64; s < (w1 + 63) / 64; ++s) {
-    for (uint64_t words = summary_[s]; words; words &= words - 1)
+    for (uint64_t words = summary[s]; words; words &= words - 1)
       count += static_cast<size_t>(std::popcount(touched_[s * 64 + static_cast<size_t>(std::countr_zero(words))]));
   }
   return count;
 }
 
-void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, Stream<float>* out) {
+void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, Stream<float>* out, uint64_t* summary) {
   Pair<float>* pairs = out ? out->pairs().data() : nullptr;
   for (size_t s = w0 / 64; s < (w1 + 63) / 64; ++s) {
-    for (uint64_t words = summary_[s]; words; words &= words - 1) {
+    for (uint64_t words = summary[s]; words; words &= words - 1) {
       const size_t k = s * 64 + static_cast<size_t>(std::countr_zero(words));
       for (uint64_t bits = touched_[k]; bits; bits &= bits - 1) {
         uint32_t i = static_cast<uint32_t>(k * 64 + static_cast<size_t>(std::countr_zero(bits)));
@@ -101,7 +101,7 @@ void BatchGradient::extract(Weights& w, size_t w0, size_t w1, size_t at, Stream<
       }
       touched_[k] = 0;
     }
-    summary_[s] = 0;
+    summary[s] = 0;
   }
 }
 
@@ -122,7 +122,7 @@ BatchLoss BatchGradient::compute_one_thread(const Dataset& data, std::span<const
     double y = data.label[row];
     result.loss_sum += loss.value(p, y);
     const float c = static_cast<float>(scale * loss.derivative(p, y));
-    if (c != 0) add(w, c, index, value);  // hinge rows beyond the margin add nothing
+    if (c != 0) add(w, c, index, value, summary(0));  // hinge rows beyond the margin add nothing
   }
   return result;
 }
@@ -153,14 +153,14 @@ BatchLoss BatchGradient::run(const Dataset& data, std::span<const uint64_t> rows
                              float scale, Stream<float>* out, double eta) {
   if (threads_ == 1) {
     BatchLoss result = compute_one_thread(data, rows, w, loss, scale);
-    result.nnz = touched_count(0, touched_.size());
+    result.nnz = touched_count(0, touched_.size(), summary(0));
     if (out) {
       out->reserve_pairs(result.nnz);
       out->set_sparse(static_cast<uint32_t>(result.nnz));
     } else {
       w.begin_step(eta);
     }
-    extract(w, 0, touched_.size(), 0, out);
+    extract(w, 0, touched_.size(), 0, out, summary(0));
     if (!out) w.end_step();
     return result;
   }
@@ -211,7 +211,7 @@ BatchLoss BatchGradient::run(const Dataset& data, std::span<const uint64_t> rows
         if (c == 0) continue;
         const Segment s = segment[r];
         add(w, c, data.row_index(rows[r]).subspan(s.begin, s.end - s.begin),
-            data.row_value(rows[r]).subspan(s.begin, s.end - s.begin));
+            data.row_value(rows[r]).subspan(s.begin, s.end - s.begin), summary(t));
       }
     };
     for (size_t c0 = 0; c0 < batch; c0 += kChunk) {
@@ -222,7 +222,7 @@ BatchLoss BatchGradient::run(const Dataset& data, std::span<const uint64_t> rows
     thread_loss_[static_cast<size_t>(t)] = loss_sum;
 
     const size_t w0 = lo / 64, w1 = (static_cast<size_t>(hi) + 63) / 64;
-    thread_offset_[static_cast<size_t>(t) + 1] = touched_count(w0, w1);
+    thread_offset_[static_cast<size_t>(t) + 1] = touched_count(w0, w1, summary(t));
 #pragma omp barrier
 #pragma omp single
     {
@@ -236,7 +236,7 @@ BatchLoss BatchGradient::run(const Dataset& data, std::span<const uint64_t> rows
         w.begin_step(eta);
       }
     }
-    extract(w, w0, w1, thread_offset_[static_cast<size_t>(t)], out);
+    extract(w, w0, w1, thread_offset_[static_cast<size_t>(t)], out, summary(t));
   }
   if (!out) w.end_step();
   base_ += static_cast<uint32_t>(batch);

@@ -5,14 +5,15 @@
 // written as the pairs of a stream (sparse/stream.h), the form the strategies and
 // collectives send and the weights step with, so it is never copied into another.
 // The sum builds up in the weights' scratch lane (see Weights), each touched index marked
-// in a bitmap, and each bitmap word that holds a mark in a summary bitmap above it;
-// walking the summary's marked words in order then yields the update sorted, with no
-// sort, in O(N/4096 + touched words + nnz) per batch. A walk of the whole bitmap, O(N/64),
-// was a fifth of a URL-like epoch's compute (3.2M features, 100-row batches).
+// in a bitmap, and each bitmap word that holds a mark in a summary bitmap above it (one
+// per thread, so that threads never share a summary word); walking the summary's marked
+// words in order then yields the update sorted, with no sort, in O(N/4096 + touched words
+// + nnz) per batch. A walk of the whole bitmap, O(N/64), was a fifth of a URL-like run's
+// time at P = 2 (3.2M features, 100-row batches).
 // With one thread a row's entries are added right after its dot product, while its
 // cache lines are loaded. With T > 1 the index space is split: thread t owns [lo_t, hi_t)
-// (multiples of 4096, so no word of the bitmap or of its summary is shared, holding
-// equal shares of the expected work) and works on every row's entries in that range: for a chunk of rows,
+// (multiples of 64, so bitmap words are never shared, holding equal shares of the
+// expected work) and works on every row's entries in that range: for a chunk of rows,
 // first the partial dot products, then, once every thread has published its partials of
 // the chunk, each row's derivative from the summed partials and the adds. Splitting the
 // rows instead would load the lines of every feature the threads' rows share into both
@@ -65,13 +66,13 @@ class BatchGradient {
   uint32_t range_begin(int t, int nt) const;
   BatchLoss compute_one_thread(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
                                float scale);
-  // Adds c * x into the scratch lane and marks x's indices.
-  void add(Weights& w, float c, std::span<const uint32_t> index, std::span<const float> value) {
+  // Adds c * x into the scratch lane and marks x's indices, their words in `summary`.
+  void add(Weights& w, float c, std::span<const uint32_t> index, std::span<const float> value, uint64_t* summary) {
     for (size_t j = 0; j < index.size(); ++j) {
       uint32_t i = index[j];
       w.scratch(i) += c * value[j];
       touched_[i >> 6] |= uint64_t{1} << (i & 63);
-      summary_[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
+      summary[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
     }
   }
   // Shuffled rows lie anywhere in the CSR, so a row is fetched in two stages: its offsets
@@ -100,14 +101,15 @@ class BatchGradient {
   // dot product is done (the step rescales w).
   BatchLoss run(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss, float scale,
                 Stream<float>* out, double eta);
-  size_t touched_count(size_t w0, size_t w1) const;
+  // Marks in bitmap words [w0, w1), all of whose words `summary` holds.
+  size_t touched_count(size_t w0, size_t w1, const uint64_t* summary) const;
   // Thread t has the partials of the batch's first `rows` rows; await returns once it does.
   void publish(int t, uint32_t rows);
   void await(int t, uint32_t rows);
   // Moves the marked sums of bitmap words [w0, w1) to out[at...], or with no `out` steps
-  // with them (begun on w); either way scratch and bitmaps are left zero. w0 is a
-  // multiple of 64 (a summary word's first), and so is w1 unless it is the last word.
-  void extract(Weights& w, size_t w0, size_t w1, size_t at, Stream<float>* out);
+  // with them (begun on w); either way scratch, bitmap and `summary` are left zero.
+  void extract(Weights& w, size_t w0, size_t w1, size_t at, Stream<float>* out, uint64_t* summary);
+  uint64_t* summary(int t) { return summary_.data() + static_cast<size_t>(t) * summary_words_; }
 
   uint32_t dim_;
   int threads_;
@@ -115,7 +117,9 @@ class BatchGradient {
     uint32_t begin, end;
   };
   std::vector<uint64_t> touched_;   // bitmap over indices, all zero between calls
-  std::vector<uint64_t> summary_;   // bitmap over touched_'s words: bit k marks a non-zero touched_[k]
+  // Per thread, summary_words_ words: bit k marks a non-zero touched_[k] in its range.
+  size_t summary_words_;
+  std::vector<uint64_t> summary_;
   std::vector<double> word_cost_;   // word_cost_[k]: an epoch's expected work in bitmap words [0, k)
   std::vector<Segment> segment_;    // per thread and batch row
   std::vector<double> partial_;     // per thread and batch row: w^T x over the thread's range
