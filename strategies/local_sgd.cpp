@@ -35,12 +35,21 @@ class LocalSgd final : public Strategy {
   explicit LocalSgd(const StrategyContext& c)
       : comm_(c.comm), dim_(c.dim), every_(c.flags.get<LocalSgdConfig>().sync_every),
         config_(tuned(c.flags.get<CollectiveConfig>(), c.comm, sizeof(float))),
-        allreduce_(make_sparse_allreduce<float>("ssar-split-ag", c.comm, c.dim, config_)), moved_(c.dim) {
+        allreduce_(make_sparse_allreduce<float>("ssar-split-ag", c.comm, c.dim, config_)), moved_(c.dim),
+        one_rank_(c.comm.size() == 1) {
     if (c.step.adagrad)
       throw std::invalid_argument("--lr-schedule adagrad: local-sgd averages the models, not AdaGrad's "
                                   "per-coordinate sums; choose another schedule or a synchronous strategy");
-    spdlog::info("local-sgd: models averaged every {} steps", every_);
+    if (one_rank_) {
+      spdlog::info("local-sgd: one rank, no models to average");
+    } else {
+      spdlog::info("local-sgd: models averaged every {} steps", every_);
+    }
   }
+
+  // One rank's mean is its own model: its steps are plain SGD's, taken as the gradient is
+  // drained, with no copy of the model to keep (that bookkeeping doubled an epoch).
+  bool passes_through() const override { return one_rank_; }
 
   // Between averages a rank's steps are its own; the features they touch are noted for
   // the next average.
@@ -53,6 +62,7 @@ class LocalSgd final : public Strategy {
 
   void before_epoch(int /*epoch*/) override { rounds_ = 0; }
   void refresh(const Dataset& /*data*/, std::span<const uint64_t> /*batch*/, Weights& w) override {
+    if (one_rank_) return;
     if (!based_) {
       w.mark_base();
       based_ = true;
@@ -61,7 +71,7 @@ class LocalSgd final : public Strategy {
     ++steps_;
   }
   void after_epoch(int /*epoch*/, Weights& w) override {
-    if (steps_ > 0) average(w);
+    if (!one_rank_ && steps_ > 0) average(w);
   }
 
   std::vector<std::string> profile_columns() const override { return {"rounds"}; }
@@ -98,6 +108,7 @@ class LocalSgd final : public Strategy {
   IndexSet moved_;  // the features this rank's steps touched since the last average
   std::vector<uint32_t> moved_list_;
   Stream<float> changes_, dense_;
+  bool one_rank_;
   bool based_ = false;  // the weights hold the base of the round
   uint64_t steps_ = 0;  // steps since the last average
   uint64_t rounds_ = 0;  // averages this epoch

@@ -40,6 +40,20 @@ TEST_CASE("local-sgd averaging after every step trains allreduce's model", "[loc
   CHECK(relative_difference(local, synchronous) < 1e-6);
 }
 
+TEST_CASE("local-sgd on one rank is plain SGD: sparse-auto's model, bit for bit", "[local-sgd]") {
+  if (world_size() != 1) return;  // the other rank counts are the tests above and below
+  const std::string dir = scratch_dir();
+  const std::string train = write_file("local_sgd_one.svm", skewed_file(300, 22, false));
+  auto run = [&](const std::string& strategy) {
+    TrainConfig c = quick_config(train, dir + "/" + strategy + ".model");
+    c.strategy = strategy;
+    c.sgd.epochs = 3;
+    run_train(c, MPI_COMM_WORLD);
+    return c.save_model;
+  };
+  CHECK(relative_difference(run("local-sgd"), run("sparse-auto")) == 0);
+}
+
 TEST_CASE("a local-sgd average is the mean of the ranks' models", "[local-sgd]") {
   const uint32_t dim = 600;
   const uint64_t every = GENERATE(2, 3, 5);
