@@ -10,7 +10,6 @@
 //   2^(t-1), add the half kept; then the same messages in reverse, without the sums.
 // Cost: 2 log2(P) alpha + 2 (P-1)/P N beta + (P-1)/P N gamma, whatever the density;
 // non-powers of two fold the extra ranks in before and out after (two messages of N).
-#include <memory>
 #include <vector>
 
 #include "collectives/collective_util.h"
@@ -39,26 +38,20 @@ class DenseRecHalving final : public SparseAllreduce<V> {
  public:
   DenseRecHalving(CountedComm& comm, uint32_t dim, const CollectiveConfig&)
       : comm_(comm), dim_(dim), fold_(comm.rank(), comm.size()), held_(held_ranges(dim, fold_)), result_(dim),
-        received_(std::make_unique_for_overwrite<V[]>(dim)) {}
+        received_(dim) {}
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
     CountedComm::Timed timed(comm_);
     densify(input, {0, dim_}, result_);
     V* sum = result_.values().data();
-    const int rank = comm_.rank();
-    if (rank < 2 * fold_.rem) {
-      if (fold_.folded_out()) {
-        send(sum, {0, dim_}, rank + 1, kTagFoldIn);
-      } else {
-        comm_.recv(received_.get(), static_cast<int>(dim_), mpi_type<V>(), rank - 1, kTagFoldIn);
-        add({0, dim_});
-      }
-    }
+    fold_in(comm_, fold_, result_, received_, [&] { add({0, dim_}); });
     if (!fold_.folded_out()) {
       // Reduce-scatter: the half given away at stage t is the sibling of held[t].
+      received_.set_dense(dim_);
+      V* in = received_.values().data();
       for (size_t t = 1; t < held_.size(); ++t) {
         const Range keep = held_[t], give = sibling(t);
-        comm_.sendrecv(sum + give.begin, static_cast<int>(give.length()), received_.get() + keep.begin,
+        comm_.sendrecv(sum + give.begin, static_cast<int>(give.length()), in + keep.begin,
                        static_cast<int>(keep.length()), mpi_type<V>(), partner(t), kTagStage);
         add(keep);
       }
@@ -69,13 +62,7 @@ class DenseRecHalving final : public SparseAllreduce<V> {
                        static_cast<int>(theirs.length()), mpi_type<V>(), partner(t), kTagStage);
       }
     }
-    if (rank < 2 * fold_.rem) {
-      if (fold_.folded_out()) {
-        comm_.recv(sum, static_cast<int>(dim_), mpi_type<V>(), rank + 1, kTagFoldOut);
-      } else {
-        send(sum, {0, dim_}, rank - 1, kTagFoldOut);
-      }
-    }
+    fold_out(comm_, fold_, result_);
     return result_;
   }
 
@@ -89,14 +76,10 @@ class DenseRecHalving final : public SparseAllreduce<V> {
     return kept.begin == parent.begin ? Range{kept.end, parent.end} : Range{parent.begin, kept.begin};
   }
 
-  void send(const V* sum, Range r, int dest, int tag) {
-    comm_.send(sum + r.begin, static_cast<int>(r.length()), mpi_type<V>(), dest, tag);
-  }
-
-  // The partner's partial sum into this rank's, over `r`.
+  // The partner's partial sum, received dense, into this rank's, over `r`.
   void add(Range r) {
     V* sum = result_.values().data();
-    const V* in = received_.get();
+    const V* in = received_.values().data();
     for (uint32_t i = r.begin; i < r.end; ++i) sum[i] += in[i];
   }
 
@@ -104,8 +87,7 @@ class DenseRecHalving final : public SparseAllreduce<V> {
   uint32_t dim_;
   Fold fold_;
   std::vector<Range> held_;
-  Stream<V> result_;
-  std::unique_ptr<V[]> received_;
+  Stream<V> result_, received_;
 };
 
 }  // namespace
@@ -113,7 +95,7 @@ class DenseRecHalving final : public SparseAllreduce<V> {
 double dense_rec_halving_cost(const CostModel& m) {
   const Fold fold(0, m.in().ranks);
   const double alpha = m.in().network.alpha, add = m.in().compute.dense_element_s;
-  double t = fold.rem ? m.share(fold.rem) * (2 * (alpha + m.dense(m.n())) + m.n() * add) : 0;
+  double t = fold.rem ? m.share(fold.rem) * (2 * m.message(m.n(), m.n()) + m.n() * add) : 0;
   double length = m.n();
   for (int stage = 1; stage < fold.p2; stage *= 2) {
     length /= 2;

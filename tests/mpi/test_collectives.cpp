@@ -434,7 +434,7 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     CAPTURE(rank, size, moved.bytes_sent, moved.bytes_received, volume);
     CHECK(on_all_ranks(moved.bytes_sent == volume && moved.bytes_received == volume));
   }
-  SECTION("dense-rec-halving: halves out and in, N each way for a folded rank") {
+  SECTION("dense-rec-halving: halves out and in, a dense stream each way for a folded rank") {
     auto ar = make_sparse_allreduce<V>("dense-rec-halving", comm, n, {});
     const Fold fold(rank, size);
     // Stage t keeps half of the range held before it and sends the other half; the
@@ -449,8 +449,8 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
         held = kept;
       }
     }
-    if (rank < 2 * fold.rem) values += n;  // the fold, one way each
-    const uint64_t bytes = values * sizeof(V);
+    // The fold: the whole vector one way each, as a dense stream (values and header).
+    const uint64_t bytes = values * sizeof(V) + (rank < 2 * fold.rem ? Stream<V>::dense_bytes(n) : 0);
     const CommStats moved = moved_by(*ar);
     CAPTURE(rank, size, moved.bytes_sent, moved.bytes_received, bytes);
     CHECK(on_all_ranks(moved.bytes_sent == bytes && moved.bytes_received == bytes));

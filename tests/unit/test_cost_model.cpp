@@ -90,10 +90,12 @@ TEST_CASE("cost model: dense-rec-halving is Rabenseifner's cost, plus the fold's
   CHECK(cost_of("dense-rec-halving", in) == Approx(6 * alpha + 2 * 7.0 / 8 * n * beta + 7.0 / 8 * n * gamma));
   in.k = 3200000;
   CHECK(cost_of("dense-rec-halving", in) == Approx(6 * alpha + 2 * 7.0 / 8 * n * beta + 7.0 / 8 * n * gamma));
-  // 12 ranks: 4 fold in (N to a partner, summed there) and get the result back, then 8.
+  // 12 ranks: 4 fold in (a dense stream of N to a partner, summed there) and get the
+  // result back, then 8.
   in.ranks = 12;
+  const double fold = alpha + (n * sizeof(float) + Stream<float>::kHeaderBytes) * in.network.beta;
   CHECK(cost_of("dense-rec-halving", in) ==
-        Approx(2 * (alpha + n * beta) + n * gamma + 6 * alpha + 2 * 7.0 / 8 * n * beta + 7.0 / 8 * n * gamma));
+        Approx(2 * fold + n * gamma + 6 * alpha + 2 * 7.0 / 8 * n * beta + 7.0 / 8 * n * gamma));
   in.ranks = 1;
   CHECK(cost_of("dense-rec-halving", in) == 0);
 }
