@@ -77,10 +77,10 @@ class Weights {
   // mark_base() keeps a copy of v; write_changes() writes the pairs (i, v_i - base_i) for
   // the ascending indices `moved` (those the steps since touched) where v_i differs, a
   // sparse stream over [0, N); take_mean_change() sets each v_i that any rank changed to
-  // base_i + sum_i / ranks, for `sum` the sum of all ranks' changes (`own`, this rank's),
-  // and makes that the base. A renormalisation rescales the base with v, so where v did
-  // not move the change stays exactly zero. Without Adagrad only: its sums would need
-  // averaging too.
+  // base_i + sum_i / ranks, for `sum` the sum of all ranks' changes (`own`, this rank's;
+  // both ascending by index), and makes that the base. A renormalisation rescales the
+  // base with v, so where v did not move the change stays exactly zero. Without Adagrad
+  // only: its sums would need averaging too.
   void mark_base();
   void write_changes(std::span<const uint32_t> moved, Stream<float>& out) const;
   void take_mean_change(const Stream<float>& own, const Stream<float>& sum, int ranks);
