@@ -5,8 +5,8 @@
 namespace mpisgd {
 
 struct LocalSgdConfig {
-  uint64_t sync_every = 8;  // H: steps each rank takes alone between averages
-  bool given = false;       // --sync-every was on the command line
+  uint64_t sync_every = 0;  // H: steps each rank takes alone between averages; 0: auto
+  bool given() const { return sync_every > 0; }
 };
 
 }  // namespace mpisgd

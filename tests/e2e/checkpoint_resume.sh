@@ -95,6 +95,19 @@ for strategy in oktopk gtopk gaussiank topk-dsa ps-sync local-sgd; do
   pass
 done
 
+# An auto --sync-every is measured once, by the run's second average: a resumed run takes
+# the checkpoint's period rather than measuring again (a new measurement could differ).
+auto() { timeout "$HANG" "$RUN" -np 3 "$MPISGD" train --data "$tmp/train.svm" --strategy local-sgd --batch 10 \
+  --seed 5 --no-progress "$@" >"$tmp/auto.out" 2>&1 || { cat "$tmp/auto.out"; fail "local-sgd auto $*"; }; }
+auto --epochs 2 --checkpoint "$tmp/ck-auto"
+settled=$(sed -n 's/.*second average of .*: averaging every \([0-9]*\) steps.*/\1/p' "$tmp/auto.out")
+[[ -n $settled ]] || { cat "$tmp/auto.out"; fail "the auto period's settling line"; }
+auto --epochs 3 --resume "$tmp/ck-auto"
+expect_contains "$tmp/auto.out" "averaging every $settled steps, as the checkpointed run settled" \
+  "the resumed run keeps the auto period"
+grep -q "second average of" "$tmp/auto.out" && fail "the resumed run measured its period again"
+pass
+
 # Early stopping carries over: with --tol 1 the loss never improves enough after epoch 1,
 # so with --n-iter-no-change 3 the run stops after epoch 4. Resumed from epoch 2, it must
 # stop there too (a stopper counting afresh would go on to epoch 5); resumed from epoch 4,

@@ -30,8 +30,7 @@ TEST_CASE("local-sgd averaging after every step trains allreduce's model", "[loc
     c.l2 = l2;
     c.sgd.threads = threads;
     c.sgd.epochs = 3;
-    c.strategy_flags.get<LocalSgdConfig>().sync_every = 1;
-    c.strategy_flags.get<LocalSgdConfig>().given = strategy == "local-sgd";
+    if (strategy == "local-sgd") c.strategy_flags.get<LocalSgdConfig>().sync_every = 1;
     run_train(c, MPI_COMM_WORLD);
     return c.save_model;
   };
@@ -112,4 +111,54 @@ TEST_CASE("a local-sgd average is the mean of the ranks' models", "[local-sgd]")
   CHECK(on_all_ranks(same && h == h0));
   CHECK(on_all_ranks(unmoved_exact));
   CHECK(on_all_ranks(between_unchanged));
+}
+
+TEST_CASE("an auto period is settled alike on every rank, keeping 8 averages an epoch", "[local-sgd]") {
+  if (world_size() == 1) return;  // one rank averages nothing
+  const uint32_t dim = 5000;
+  // Uneven rows: the epoch's steps are the longest rank's, 100 rows / batch 2 = 50 steps,
+  // so the longest period allowed is 6.
+  Dataset rows;
+  rows.label.resize(world_rank() == 0 ? 100 : 90);
+  CountedComm comm(MPI_COMM_WORLD);
+  StrategyContext context{comm, dim};
+  context.train = &rows;
+  context.step.batch = 2;
+  auto s = make_strategy("local-sgd", context);
+  Weights w(dim, 0, false);
+  std::mt19937 rng(5 + 7 * world_rank());
+  const Dataset none;
+  std::vector<std::string> periods, rounds;
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    s->before_epoch(epoch);
+    for (int step = 0; step < 50; ++step) {
+      s->refresh(none, {}, w);
+      SparseVector g;
+      for (uint32_t i = rng() % 50; i < dim; i += 1 + static_cast<uint32_t>(rng() % 100)) {
+        g.index.push_back(i);
+        g.value.push_back(0.01f * static_cast<float>(static_cast<int>(rng() % 9) - 4));
+      }
+      s->exchange(paired(g), 1.0, w);
+    }
+    s->after_epoch(epoch, w);
+    const StrategyColumns columns = s->epoch_columns(MPI_COMM_WORLD);
+    REQUIRE(columns.cells.size() == 2);
+    rounds.push_back(columns.cells[0].second);
+    periods.push_back(columns.cells[1].second);
+  }
+  CAPTURE(periods, rounds);
+  const uint64_t settled = std::stoull(periods.back());
+  uint64_t h = w.hash(), h0 = h;
+  MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  uint64_t lo = settled, hi = settled;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  CHECK(lo == hi);
+  CHECK(settled >= 1);
+  CHECK(settled <= 6);
+  CHECK(periods[1] == periods[2]);
+  // The first epoch's two measured rounds take the longest period, 6 steps each.
+  CHECK(std::stoull(rounds[0]) >= 9);
+  CHECK(std::stoull(rounds[2]) == (50 + settled - 1) / settled);
+  CHECK(on_all_ranks(h == h0));
 }
