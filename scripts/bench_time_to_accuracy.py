@@ -4,7 +4,8 @@ accuracy is within --within (default 1 point) of LIBLINEAR's `-s 0`, for
 
   mpisgd      default flags (`sparse-auto`), at each P x T of --configs (P = 1 at T = 1
               and 2, P = 2 and 4 at T = 1 by default; on a 2-core machine P = 2 is one
-              rank per core, P = 4 two)
+              rank per core, P = 4 two); a config PxT:STRATEGY runs that strategy instead
+              (e.g. 2x1:local-sgd)
               (training time of the epochs up to the first that reaches it, plus the
               load; the per-epoch test evaluation, our measuring instrument, left out)
   LIBLINEAR   `liblinear-train -s 0`, the whole command (it defines the target)
@@ -18,7 +19,10 @@ and P = 4 at most 1.2x P = 1's time (the "vs P=1" column).
 
 usage: scripts/bench_time_to_accuracy.py [--kinds url,webspam] [--url-rows 200000]
          [--webspam-rows 16000] [--max-epochs 10] [--within 0.01] [--dir out/bench]
-         [--configs 1x1,1x2,2x1,4x1]
+         [--configs 1x1,1x2,2x1,4x1] [--no-sklearn] [--network none|shared|per-rank]
+         [--rate 1gbit]
+--network runs mpisgd over scripts/slow_network.sh's emulated network (root, Open MPI);
+the "vs P=1" column is then each config's ratio to the first config's time.
 Needs `scripts/install_deps.sh --bench` (scikit-learn); `liblinear-tools` comes with the
 project's own dependencies."""
 import argparse
@@ -34,6 +38,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 MPIRUN = os.path.join(ROOT, "scripts/mpirun_local.sh")
+SLOW_NETWORK = os.path.join(ROOT, "scripts/slow_network.sh")
 
 SKLEARN = """
 import json, sys, time, warnings
@@ -80,12 +85,16 @@ def liblinear(train, test):
     return seconds, float(re.search(r"Accuracy = ([0-9.]+)%", out.stdout).group(1)) / 100
 
 
-def mpisgd(train, test, ranks, threads, max_epochs, out):
+def mpisgd(train, test, ranks, threads, strategy, args):
     """(load seconds, [(epoch training seconds, test accuracy)])."""
-    profile = os.path.join(out, f"tta_mpisgd_p{ranks}_t{threads}.csv")
-    cmd = [MPIRUN, "-np", str(ranks), os.path.join(BUILD, "mpisgd"), "train", "--data", train, "--test", test,
-           "--threads", str(threads), "--epochs", str(max_epochs), "--profile", profile, "--no-progress",
-           "--no-early-stop"]  # every epoch's accuracy is wanted, up to the maximum
+    max_epochs, out = args.max_epochs, args.dir
+    profile = os.path.join(out, f"tta_mpisgd_p{ranks}_t{threads}{'_' + strategy if strategy else ''}.csv")
+    launcher = [MPIRUN] if args.network == "none" else [SLOW_NETWORK, "--mode", args.network, "--rate", args.rate, "--"]
+    cmd = launcher + ["-np", str(ranks), os.path.join(BUILD, "mpisgd"), "train", "--data", train, "--test", test,
+                      "--threads", str(threads), "--epochs", str(max_epochs), "--profile", profile, "--no-progress",
+                      "--no-early-stop"]  # every epoch's accuracy is wanted, up to the maximum
+    if strategy:
+        cmd += ["--strategy", strategy]
     run = subprocess.run(cmd, check=True, capture_output=True, text=True)
     load = float(re.search(r"loaded in ([0-9.]+) s", run.stderr).group(1))
     with open(profile) as f:
@@ -107,25 +116,29 @@ def report_kind(kind, rows, test_rows, args):
     ll_seconds, ll_acc = liblinear(train, test)
     target = ll_acc - args.within
     results = []  # (name, seconds to target, epochs, accuracy after 1/3/10)
-    for ranks, threads in args.configs:
-        load, epochs = mpisgd(train, test, ranks, threads, args.max_epochs, args.dir)
+    for ranks, threads, strategy in args.configs:
+        load, epochs = mpisgd(train, test, ranks, threads, strategy, args)
         seconds, n = first_reaching(target, load, epochs)
-        results.append((f"mpisgd P={ranks} T={threads}", seconds, n, [a for _, a in epochs]))
-    sk = subprocess.run(["/usr/bin/python3", "-c", SKLEARN, train, test, str(args.max_epochs)], check=True,
-                        capture_output=True, text=True)
-    sk = json.loads(sk.stdout)
-    # Each max_iter = E run starts afresh, so its time is that of E epochs, set-up included.
-    sk_time = next((sk["load"] + e["fit"] for e in sk["epochs"] if e["acc"] >= target), None)
-    sk_n = next((n for n, e in enumerate(sk["epochs"], 1) if e["acc"] >= target), None)
-    results.append(("SGDClassifier max_iter=E", sk_time, sk_n, [e["acc"] for e in sk["epochs"]]))
-    d = sk["default"]
-    results.append(("SGDClassifier defaults", sk["load"] + d["fit"] if d["acc"] >= target else None, d["epochs"],
-                    [d["acc"]]))
+        results.append((f"mpisgd P={ranks} T={threads}{' ' + strategy if strategy else ''}", seconds, n,
+                        [a for _, a in epochs]))
+    sk_time = None
+    if not args.no_sklearn:
+        sk = subprocess.run(["/usr/bin/python3", "-c", SKLEARN, train, test, str(args.max_epochs)], check=True,
+                            capture_output=True, text=True)
+        sk = json.loads(sk.stdout)
+        # Each max_iter = E run starts afresh, so its time is that of E epochs, set-up included.
+        sk_time = next((sk["load"] + e["fit"] for e in sk["epochs"] if e["acc"] >= target), None)
+        sk_n = next((n for n, e in enumerate(sk["epochs"], 1) if e["acc"] >= target), None)
+        results.append(("SGDClassifier max_iter=E", sk_time, sk_n, [e["acc"] for e in sk["epochs"]]))
+        d = sk["default"]
+        results.append(("SGDClassifier defaults", sk["load"] + d["fit"] if d["acc"] >= target else None,
+                        d["epochs"], [d["acc"]]))
 
     print(f"\n{kind}-like, {rows} train / {test_rows} test rows; LIBLINEAR -s 0: {ll_acc:.4f} in {ll_seconds:.1f} s "
           f"(load included); target {target:.4f}")
-    print(f"{'':<26} {'s to target':>11} {'epochs':>7} {'vs LIBLINEAR':>13} {'vs SGDClassifier':>17} "
-          f"{'vs P=1':>7} {'acc@1':>7} {'acc@3':>7} {'acc@10':>7}")
+    versus = "vs P=1" if args.configs[0][:2] == (1, 1) else "vs 1st"
+    print(f"{'':<36} {'s to target':>11} {'epochs':>7} {'vs LIBLINEAR':>13} {'vs SGDClassifier':>17} "
+          f"{versus:>7} {'acc@1':>7} {'acc@3':>7} {'acc@10':>7}")
     mine = results[0][1]
     for name, seconds, n, accs in results:
         at = lambda e: f"{accs[e - 1]:.4f}" if len(accs) >= e else "-"
@@ -133,7 +146,7 @@ def report_kind(kind, rows, test_rows, args):
         speed_sk = f"{sk_time / seconds:.1f}x" if seconds and sk_time else "-"
         of_one = f"{seconds / mine:.2f}x" if seconds and mine and name.startswith("mpisgd") else "-"
         shown = f"{seconds:.2f}" if seconds else "not reached"
-        print(f"{name:<26} {shown:>11} {n if n else '-':>7} {speed_ll:>13} {speed_sk:>17} {of_one:>7} {at(1):>7} "
+        print(f"{name:<36} {shown:>11} {n if n else '-':>7} {speed_ll:>13} {speed_sk:>17} {of_one:>7} {at(1):>7} "
               f"{at(3):>7} {at(10):>7}")
     if mine and sk_time:
         print(f"mpisgd P=1 T=1: {ll_seconds / mine:.1f}x LIBLINEAR (target 5x), {sk_time / mine:.1f}x SGDClassifier "
@@ -149,9 +162,18 @@ def main():
     p.add_argument("--within", type=float, default=0.01)
     p.add_argument("--dir", default=os.path.join(ROOT, "out/bench"))
     p.add_argument("--configs", default="1x1,1x2,2x1,4x1",
-                   help="mpisgd runs as PxT, the first the reference of the 'vs P=1' column")
+                   help="mpisgd runs as PxT[:STRATEGY], the first the reference of the 'vs P=1' column")
+    p.add_argument("--no-sklearn", action="store_true", help="leave SGDClassifier out (its 55 epochs are slow)")
+    p.add_argument("--network", choices=["none", "shared", "per-rank"], default="none")
+    p.add_argument("--rate", default="1gbit")
     args = p.parse_args()
-    args.configs = [tuple(int(v) for v in c.split("x")) for c in args.configs.split(",")]
+
+    def config(text):
+        shape, _, strategy = text.partition(":")
+        ranks, threads = (int(v) for v in shape.split("x"))
+        return ranks, threads, strategy
+
+    args.configs = [config(c) for c in args.configs.split(",")]
     os.makedirs(args.dir, exist_ok=True)
     for kind in args.kinds.split(","):
         rows = args.url_rows if kind == "url" else args.webspam_rows
