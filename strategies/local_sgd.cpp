@@ -148,7 +148,7 @@ class LocalSgd final : public Strategy {
     every_ = static_cast<uint64_t>(every);
     settled_ = true;
     spdlog::info("local-sgd: the second average of {} steps took {:.3g} ms against {:.3g} ms of their compute "
-                 "(latency {:.3g} us): averaging every {} steps{}",
+                 "(latency term {:.0f} us): averaging every {} steps{}",
                  measured.steps, 1e3 * measured.average_seconds, 1e3 * measured.compute_seconds, 1e6 * latency_, every_,
                  every_ == most_ ? ", the most allowed" : "");
   }
