@@ -128,6 +128,11 @@ void add_train_flags(CLI::App& t, mpisgd::TrainConfig& train) {
   t.add_option("--model", train.model, "logreg (logistic loss), svm (hinge), linreg (squared)")
       ->transform(cli::one_of({"logreg", "svm", "linreg"}))
       ->capture_default_str();
+  t.add_option("--multiclass", train.multiclass,
+               "with three or more classes: ovr (one-vs-rest, as LIBLINEAR -s 0) or softmax "
+               "(multinomial logistic loss; logreg only)")
+      ->transform(cli::one_of({"ovr", "softmax"}))
+      ->capture_default_str();
   add_strategy_flags(t, train);
   add_step_flags(t, train);
   t.add_option("--profile", train.profile, "per-epoch profile: .csv or .jsonl");

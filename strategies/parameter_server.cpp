@@ -65,8 +65,8 @@ class ParameterServer final : public Strategy {
                   ShardServer::Mode mode)
       : comm_(c.comm), mode_(mode), workers_(c.comm.size() - ps.server_ranks()),
         first_server_(ps.colocated ? 0 : workers_),
-        map_(ShardMap::balance(*c.train, ps.batch, ps.shards(c.comm.size()), c.comm.raw())),
-        batch_features_(c.dim) {
+        map_(ShardMap::balance(*c.train, ps.batch, ps.shards(c.comm.size()), c.comm.raw(), c.columns)),
+        columns_(c.columns), batch_features_(c.dim) {
     log_start(name, ps);
     Channels channels{comm_.raw(), comm_.raw()};
     if (ps.colocated) {
@@ -185,10 +185,11 @@ class ParameterServer final : public Strategy {
   }
 
  private:
-  // features_ = the distinct features of the batch, ascending.
+  // features_ = the weight slots of the batch's distinct features, ascending.
   void batch_features(const Dataset& data, std::span<const uint64_t> batch) {
     for (uint64_t r : batch)
-      for (uint32_t i : data.row_index(r)) batch_features_.insert(i);
+      for (uint32_t i : data.row_index(r))
+        for (uint32_t c = 0; c < columns_; ++c) batch_features_.insert(i * columns_ + c);
     batch_features_.drain(features_);
   }
 
@@ -238,6 +239,7 @@ class ParameterServer final : public Strategy {
   int workers_;
   int first_server_;  // server s is rank first_server_ + s
   ShardMap map_;
+  uint32_t columns_;  // weights per feature
   // Co-located: the server thread's communicator (requests arrive there, its time and
   // bytes are counted there) and the one replies come back on (channels.h).
   std::optional<CountedComm> server_comm_;

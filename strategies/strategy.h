@@ -47,10 +47,11 @@ struct StepRules {
 // What every strategy is built from.
 struct StrategyContext {
   CountedComm& comm;
-  uint32_t dim;
+  uint32_t dim;  // weights: features x columns
   StrategyFlags flags{};  // each family's settings, as its flags left them
   StepRules step{};
   const Dataset* train = nullptr;  // this rank's rows (parameter servers balance shards on them)
+  uint32_t columns = 1;            // weights per feature: K with K >= 3 classes (model/loss.h)
 };
 
 class Strategy {

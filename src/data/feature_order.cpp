@@ -160,8 +160,10 @@ void FeatureOrder::apply(Dataset& d, int threads) const {
 }
 
 std::vector<double> FeatureOrder::to_file_order(std::span<const double> internal_values) const {
-  std::vector<double> out(dim());
-  for (uint32_t i = 0; i < dim(); ++i) out[i] = internal_values[internal_[i]];
+  const size_t k = dim() ? internal_values.size() / dim() : 1;
+  std::vector<double> out(internal_values.size());
+  for (uint32_t i = 0; i < dim(); ++i)
+    for (size_t c = 0; c < k; ++c) out[i * k + c] = internal_values[internal_[i] * k + c];
   return out;
 }
 

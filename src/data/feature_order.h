@@ -53,7 +53,8 @@ class FeatureOrder {
   // not) keep their number, and so stay at the end of their row. Uses `threads` threads.
   void apply(Dataset& d, int threads) const;
 
-  // Model values indexed by the model's order, returned in the file's order.
+  // Model values indexed by the model's order, returned in the file's order; with K
+  // values per feature (K columns, feature-major), each feature's K move together.
   std::vector<double> to_file_order(std::span<const double> internal_values) const;
 
  private:

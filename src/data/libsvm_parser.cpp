@@ -252,7 +252,7 @@ void LibsvmParser::parse_line(const char* p, const char* end, const char* readab
 
   float label = 0;
   if (!parse_simple_float(p, end, label)) parse_label_slow(p, end, label);
-  if (first_labels_.size() < 3) {
+  if (first_labels_.size() <= kMostClasses) {
     bool seen = false;
     for (const auto& l : first_labels_) seen = seen || l.label == label;
     if (!seen) first_labels_.push_back({label, lines_});

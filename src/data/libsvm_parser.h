@@ -31,6 +31,10 @@ struct ParseError {
   std::string cause;
 };
 
+// The most classes a classifier takes: more distinct labels than this are a regression's
+// targets given to a classifier, or a mistake, sooner than classes.
+inline constexpr size_t kMostClasses = 1000;
+
 // A label value and the first line (local, 1-based) it appeared on.
 struct LabelSeen {
   float label;
@@ -51,7 +55,8 @@ class LibsvmParser {
   uint64_t lines() const { return lines_; }
   uint32_t max_index() const { return max_index_; }  // 0-based; meaningful if any entry
   uint64_t max_index_line() const { return max_index_line_; }  // the first line holding it
-  // The first three distinct labels in line order: enough to find a third class globally.
+  // The first kMostClasses + 1 distinct labels in line order: enough to find one too many
+  // globally.
   const std::vector<LabelSeen>& first_labels() const { return first_labels_; }
 
  private:

@@ -21,9 +21,12 @@ namespace {
 // file order.
 void write_predictions(const std::string& path, const Dataset& d, const LinearModel& m, MPI_Comm comm) {
   std::string text;
+  std::vector<double> margins(m.columns());
   for (uint64_t r = 0; r < d.rows(); ++r) {
-    double p = m.decision(d.row_index(r), d.row_value(r));
-    text += m.classification ? fmt::format("{}\n", m.labels.label_of(p)) : fmt::format("{:.9g}\n", p);
+    m.margins(d.row_index(r), d.row_value(r), margins);
+    const double p = margins[0];
+    if (margins.size() > 1) text += fmt::format("{}\n", m.labels.classes[Loss::argmax(margins)]);
+    else text += m.classification ? fmt::format("{}\n", m.labels.label_of(p)) : fmt::format("{:.9g}\n", p);
   }
   unsigned long long bytes = text.size(), offset = 0;
   MPI_Exscan(&bytes, &offset, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
@@ -49,8 +52,9 @@ void run_predict(const PredictConfig& c, MPI_Comm comm) {
   agree_on_error(comm, failure);
 
   Dataset data = load_dataset(c.data, comm, load).data;
-  Evaluation ev = evaluate(data, Loss{model->loss}, model->labels, c.threads, comm,
-                           [&](auto index, auto value) { return model->decision(index, value); });
+  if (model->classification) warn_unseen_labels(c.data, data, model->labels, comm);
+  Evaluation ev = evaluate(data, Loss{model->loss, model->columns()}, model->labels, c.threads, comm,
+                           [&](auto index, auto value, auto m) { model->margins(index, value, m); });
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   if (rank == 0) {

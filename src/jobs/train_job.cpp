@@ -53,6 +53,11 @@ Resolved resolve(const TrainConfig& c) {
   try {
     Resolved r{{loss_from_name(c.model)}, c.sgd, 0};
     r.sgd.schedule = schedule_from_name(c.lr_schedule);
+    if (c.multiclass != "ovr" && c.multiclass != "softmax")
+      throw std::invalid_argument("--multiclass " + c.multiclass + ": ovr or softmax");
+    if (c.multiclass == "softmax" && r.loss.kind != LossKind::logistic)
+      throw std::invalid_argument("--multiclass softmax is the multinomial logistic loss: it needs --model logreg "
+                                  "(svm trains one-vs-rest)");
     if (c.sgd.epochs < 1) throw std::invalid_argument("--epochs must be at least 1");
     if (c.sgd.threads < 1) throw std::invalid_argument("--threads must be at least 1");
     if (kSimulated && c.sgd.threads > 1)
@@ -168,13 +173,19 @@ TrainingData load(const TrainConfig& c, const Resolved& r, const CountedComm& co
   TrainingData d{load_dataset(c.data, world, train_options), {}, {}, {}};
   if (r.loss.classification()) {
     d.labels = agree_on_labels(c.data, d.train.first_labels, world);
-    to_signs(d.train.data, d.labels);
+    log_classes(c.data, d.labels, to_training_labels(d.train.data, d.labels), world);
   }
   if (!c.test.empty()) d.test = load_dataset(c.test, world, options).data;
   spdlog::info("loaded in {:.3f} s", MPI_Wtime() - load_start);
   log_partition(d.train.data, comm);
   if (d.test) log_partition(*d.test, comm);
-  check_model_memory(world, d.train.data.dim, r.adagrad(), d.train.dim_origin);
+  if (d.test && r.loss.classification()) warn_unseen_labels(c.test, *d.test, d.labels, world);
+  const uint64_t weights = uint64_t{d.train.data.dim} * d.labels.columns();
+  if (weights > UINT32_MAX)
+    throw JobFailed(fmt::format("{}: N = {} features x {} classes = {} weights, more than the {} that 32-bit "
+                                "indices address; cap N with --dim",
+                                c.data, d.train.data.dim, d.labels.columns(), weights, UINT32_MAX));
+  check_model_memory(world, weights, r.adagrad(), d.train.dim_origin);
   if (c.feature_order == "popularity" && renumbering_fits(d.train.data, d.test, world)) {
     const double start = MPI_Wtime();
     d.order = FeatureOrder::by_popularity(d.train.data, world);
@@ -191,7 +202,8 @@ std::unique_ptr<Strategy> build_strategy(const TrainConfig& c, const Resolved& r
   try {
     const StepRules step{.l2 = c.l2, .adagrad = r.adagrad(), .threads = r.sgd.threads, .batch = r.sgd.batch,
                          .seed = r.sgd.seed};
-    return make_strategy(c.strategy, StrategyContext{comm, train.dim, c.strategy_flags, step, &train});
+    return make_strategy(c.strategy, StrategyContext{comm, train.dim * r.loss.columns, c.strategy_flags, step,
+                                                     &train, r.loss.columns});
   } catch (const std::invalid_argument& e) {
     throw JobFailed(e.what());
   }
@@ -221,8 +233,8 @@ void end_epoch(int epoch, const EpochRecord& record, const Resolved& r, const Tr
     return s;
   }();
   if (d.test)
-    summary.test = evaluate(*d.test, r.loss, d.labels, r.sgd.threads, world, [&w](auto index, auto value) {
-                     return w.dot_known(index, value);
+    summary.test = evaluate(*d.test, r.loss, d.labels, r.sgd.threads, world, [&w](auto index, auto value, auto m) {
+                     w.margins_known(index, value, m);
                    }).result;
   if (comm.rank() == 0) print_profile_row(stdout, summary);
   if (profile) profile->write(summary);  // in memory until commit(): nothing to agree on
@@ -266,11 +278,15 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   CountedComm comm(world);
   Resolved r = configure(c, comm);
   TrainingData data = load(c, r, comm);
+  if (r.loss.classification()) {
+    r.loss.columns = data.labels.columns();
+    r.loss.softmax = r.loss.columns > 1 && c.multiclass == "softmax";
+  }
   settle_step(c, data.train.data, r, world);
 
   // Where the strategy takes the steps elsewhere, a rank's weights take no step rules.
   const bool steps = find_strategy(c.strategy).family.takes_steps();
-  Weights w(data.train.data.dim, steps ? c.l2 : 0, r.adagrad() && steps, r.sgd.threads);
+  Weights w(data.train.data.dim * r.loss.columns, steps ? c.l2 : 0, r.adagrad() && steps, r.sgd.threads);
   std::unique_ptr<Strategy> strategy = build_strategy(c, r, data.train.data, comm);
   Trainer trainer(data.train.data, r.loss, w, *strategy, comm, r.sgd);
   spdlog::info("{} steps per epoch", trainer.steps_per_epoch());

@@ -14,6 +14,7 @@ namespace mpisgd {
 
 struct TrainConfig {
   std::string data, test, model = "logreg", strategy = "sparse-auto";
+  std::string multiclass = "ovr";  // --multiclass: ovr | softmax, with K >= 3 classes (model/loss.h)
   std::string lr_schedule = "invscaling";
   double l2 = 0;
   // A batch or lr of 0 is `auto`, resolved from the data at start (sgd/step_defaults.h).

@@ -5,7 +5,20 @@
 //   hinge     f(p) = max(0, 1 - y p)         f'(p) = -y if y p < 1, else 0
 //   squared   f(p) = (p - y)^2 / 2           f'(p) = p - y
 // The gradient of a row x is f'(p) x, as sparse as the row itself.
+//
+// With K >= 3 classes the model keeps K weight columns, a row has K margins m_c = w_c^T x,
+// and a row of class y (0-based) costs, as LIBLINEAR `-s 0` and scikit-learn's
+// LogisticRegression(multi_class=...) define them:
+//   one-vs-rest   sum_c f(m_c, y_c), y_c = +1 if c = y else -1   (K independent binary
+//                 problems sharing the rows: column c trains exactly as a binary model of
+//                 "class c against the rest" would)
+//   softmax       ln sum_c exp(m_c) - m_y,  d/dm_c = p_c - [c = y],  p = softmax(m)
+//                 (multinomial logistic regression; Bishop, PRML section 4.3.4)
+// The gradient of column c is d_c x: a row touches K weights per non-zero.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <span>
 #include <string>
 
 namespace mpisgd {
@@ -14,6 +27,8 @@ enum class LossKind { logistic, hinge, squared };
 
 struct Loss {
   LossKind kind;
+  uint32_t columns = 1;  // weight columns: 1 (two classes, regression) or K >= 3 classes
+  bool softmax = false;  // K >= 3 logistic only: the multinomial loss in place of one-vs-rest
 
   bool classification() const { return kind != LossKind::squared; }
 
@@ -43,6 +58,38 @@ struct Loss {
       case LossKind::squared: return p - y;
     }
     return 0;
+  }
+
+  // The K-class loss of margins m (K = columns) for a row of class y.
+  double value(std::span<const double> m, uint32_t y) const {
+    if (softmax) return log_sum_exp(m) - m[y];
+    double sum = 0;
+    for (uint32_t c = 0; c < m.size(); ++c) sum += value(m[c], c == y ? 1.0 : -1.0);
+    return sum;
+  }
+
+  // d[c] = the derivative of value(m, y) in m_c.
+  void derivatives(std::span<const double> m, uint32_t y, std::span<double> d) const {
+    if (softmax) {
+      const double lse = log_sum_exp(m);
+      for (uint32_t c = 0; c < m.size(); ++c) d[c] = std::exp(m[c] - lse) - (c == y ? 1.0 : 0.0);
+      return;
+    }
+    for (uint32_t c = 0; c < m.size(); ++c) d[c] = derivative(m[c], c == y ? 1.0 : -1.0);
+  }
+
+  // The predicted class: the first of the largest margins, as LIBLINEAR's predict picks it.
+  static uint32_t argmax(std::span<const double> m) {
+    return static_cast<uint32_t>(std::max_element(m.begin(), m.end()) - m.begin());
+  }
+
+ private:
+  // ln sum exp(m_c), shifted by the largest margin so that no exp overflows.
+  static double log_sum_exp(std::span<const double> m) {
+    const double top = *std::max_element(m.begin(), m.end());
+    double sum = 0;
+    for (double x : m) sum += std::exp(x - top);
+    return top + std::log(sum);
   }
 };
 

@@ -1,5 +1,6 @@
 #include "model/model_file.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "comm/job_error.h"
 #include "comm/temp_files.h"
@@ -25,7 +27,8 @@ struct Solver {
   bool classification;
 };
 
-// LIBLINEAR's solvers whose models keep one weight column: the two-class and regression ones.
+// LIBLINEAR's solvers whose models keep one weight column for two classes (and regression),
+// and one per class, one-vs-rest, for more.
 constexpr Solver kSolvers[] = {
     {"L2R_LR", LossKind::logistic, true},          {"L2R_L2LOSS_SVC_DUAL", LossKind::hinge, true},
     {"L2R_L2LOSS_SVC", LossKind::hinge, true},     {"L2R_L1LOSS_SVC_DUAL", LossKind::hinge, true},
@@ -33,6 +36,8 @@ constexpr Solver kSolvers[] = {
     {"L2R_LR_DUAL", LossKind::logistic, true},     {"L2R_L2LOSS_SVR", LossKind::squared, false},
     {"L2R_L2LOSS_SVR_DUAL", LossKind::squared, false}, {"L2R_L1LOSS_SVR_DUAL", LossKind::squared, false},
 };
+// Crammer and Singer's multi-class SVM: one column per class for any number of classes.
+constexpr Solver kCrammerSinger{"MCSVM_CS", LossKind::hinge, true};
 
 // '\r' too: a model file that went through Windows still reads.
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -74,6 +79,7 @@ std::string bytes_text(uint64_t bytes) {
 struct Header {
   const Solver* solver = nullptr;
   std::vector<float> labels;
+  uint64_t nr_class = 0;
   uint64_t nr_feature = 0;
   double bias = -1;
   uint64_t solver_line = 0, nr_class_line = 0, label_line = 0, nr_feature_line = 0, bias_line = 0, w_line = 0;
@@ -90,7 +96,8 @@ class ModelReader {
     LinearModel m;
     m.classification = h.solver->classification;
     m.loss = h.solver->loss;
-    if (m.classification) m.labels = LabelMap{h.labels[0], h.labels[1]};
+    if (m.classification && h.labels.size() == 2) m.labels = LabelMap{h.labels[0], h.labels[1], {}};
+    if (m.classification && h.labels.size() > 2) m.labels.classes = h.labels;
     m.bias = h.bias;
     weights(h, m.w);
     return m;
@@ -143,11 +150,10 @@ class ModelReader {
       if (key == "solver_type") {
         h.solver = solver(value);
       } else if (key == "nr_class") {
-        uint64_t n = 0;
-        if (!parse_count(value, n)) fail(lineno_, "nr_class " + quote_input(value) + " is not a count");
-        if (n != 2)
-          fail(lineno_, "nr_class " + std::string(value) +
-                            ": only two-class models (and regression ones, nr_class 2) are supported");
+        if (!parse_count(value, h.nr_class)) fail(lineno_, "nr_class " + quote_input(value) + " is not a count");
+        if (h.nr_class < 2 || h.nr_class > kMostClasses)
+          fail(lineno_, "nr_class " + std::string(value) + ": models of 2 to " + std::to_string(kMostClasses) +
+                            " classes are supported (regression ones say 2)");
       } else if (key == "nr_feature") {
         if (!parse_count(value, h.nr_feature))
           fail(lineno_, "nr_feature " + quote_input(value) + " is not a count");
@@ -174,11 +180,10 @@ class ModelReader {
   const Solver* solver(std::string_view name) const {
     for (const Solver& s : kSolvers)
       if (s.name == name) return &s;
-    if (name == "MCSVM_CS")
-      fail(lineno_, "solver_type MCSVM_CS keeps one weight column per class even for two classes: only "
-                    "single-column models (two-class or regression) are supported");
+    if (name == kCrammerSinger.name) return &kCrammerSinger;
     std::string known;
     for (const Solver& s : kSolvers) known += (known.empty() ? "" : ", ") + std::string(s.name);
+    known += ", " + std::string(kCrammerSinger.name);
     fail(lineno_, "unknown solver_type " + quote_input(name) + " (known: " + known + ")");
   }
 
@@ -192,25 +197,40 @@ class ModelReader {
     const std::string solver = "solver_type " + std::string(h.solver->name);
     if (h.solver->classification) {
       if (!h.label_line) fail(h.w_line, "no 'label' line, which " + solver + " (a classifier) requires");
-      if (h.labels.size() != 2)
-        fail(h.label_line, "label lists " + std::to_string(h.labels.size()) +
-                               " classes: only two-class models (nr_class 2) are supported");
-      if (h.labels[0] == h.labels[1]) fail(h.label_line, "label lists the same class twice");
+      if (h.labels.size() != h.nr_class)
+        fail(h.label_line, "label lists " + std::to_string(h.labels.size()) + " classes, nr_class (line " +
+                               std::to_string(h.nr_class_line) + ") says " + std::to_string(h.nr_class));
+      for (size_t i = 1; i < h.labels.size(); ++i)
+        if (std::find(h.labels.begin(), h.labels.begin() + static_cast<ptrdiff_t>(i), h.labels[i]) !=
+            h.labels.begin() + static_cast<ptrdiff_t>(i))
+          fail(h.label_line, fmt::format("label lists the class {} twice", h.labels[i]));
+      if (h.solver == &kCrammerSinger && h.nr_class == 2)
+        fail(h.solver_line, "solver_type MCSVM_CS with nr_class 2 keeps two weight columns: two-class models "
+                            "with one column (any other solver) are supported");
+    } else if (h.nr_class != 2) {
+      fail(h.nr_class_line, "nr_class " + std::to_string(h.nr_class) + ", but " + solver +
+                                " is a regression solver (nr_class 2)");
     } else if (h.label_line) {
       fail(h.label_line, "a 'label' line, but " + solver + " is a regression solver");
     }
   }
 
-  std::string count_text(uint64_t count, const Header& h) const {
-    return fmt::format("expected {} weights (nr_feature {}{})", count, h.nr_feature,
+  std::string count_text(uint64_t lines, const Header& h) const {
+    const uint64_t k = columns(h);
+    return fmt::format("expected {} {} (nr_feature {}{})", lines,
+                       k == 1 ? std::string("weights") : fmt::format("lines of {} weights", k), h.nr_feature,
                        h.bias >= 0 ? " and one for the bias" : "");
   }
 
+  static uint64_t columns(const Header& h) { return h.solver->classification && h.nr_class > 2 ? h.nr_class : 1; }
+
   // The header's claim is checked against the file and the memory before anything is
-  // allocated. A weight line takes at least 2 bytes ("0\n", the last one's newline optional):
-  // a file too short for the count is only read through, to report what it does hold.
+  // allocated. A weight takes at least 2 bytes ("0\n" or "0 ", the last one's newline
+  // optional): a file too short for the count is only read through, to report what it
+  // does hold.
   void weights(const Header& h, std::vector<double>& w) {
-    const uint64_t count = h.nr_feature + (h.bias >= 0 ? 1 : 0);
+    const uint64_t lines = h.nr_feature + (h.bias >= 0 ? 1 : 0), k = columns(h);
+    const uint64_t count = lines * k;
     std::error_code ec;
     const uint64_t size = std::filesystem::file_size(path_, ec);
     const bool fits_file = ec || count == 0 || (size > offset_ && size - offset_ >= 2 * count - 1);
@@ -219,30 +239,25 @@ class ModelReader {
            fmt::format("nr_feature {}: the weights need {} of memory, more than the {} available",
                        h.nr_feature, bytes_text(count * sizeof(double)), bytes_text(memory_limit_)));
     if (fits_file) w.resize(count);
-    for (uint64_t i = 0; i < count; ++i) {
-      if (!next_line()) fail(lineno_ + 1, count_text(count, h) + fmt::format(", found {}", i));
-      const double x = weight();
-      if (fits_file) w[i] = x;
+    for (uint64_t i = 0; i < lines; ++i) {
+      if (!next_line()) fail(lineno_ + 1, count_text(lines, h) + fmt::format(", found {}", i));
+      const auto fields = fields_of(line_);
+      if (fields.empty()) fail(lineno_, "empty line where a weight belongs");
+      if (fields.size() != k)
+        fail(lineno_, fmt::format("expected {} weight{}, found {} values in {}", k == 1 ? "one" : std::to_string(k),
+                                  k == 1 ? "" : "s (one per class)", fields.size(), quote_input(line_)));
+      for (uint64_t c = 0; c < k; ++c) {
+        const double x = weight(fields[c]);
+        if (fits_file) w[i * k + c] = x;
+      }
     }
     uint64_t extra = 0, first_extra = 0;
     while (next_line())
       if (!fields_of(line_).empty() && !extra++) first_extra = lineno_;
-    if (extra) fail(first_extra, count_text(count, h) + fmt::format(", found {}", count + extra));
+    if (extra) fail(first_extra, count_text(lines, h) + fmt::format(", found {}", lines + extra));
   }
 
-  double weight() const {
-    const std::string_view line = line_;
-    size_t b = 0;
-    while (b < line.size() && is_space(line[b])) ++b;
-    size_t e = b;
-    while (e < line.size() && !is_space(line[e])) ++e;
-    if (b == e) fail(lineno_, "empty line where a weight belongs");
-    size_t rest = e;
-    while (rest < line.size() && is_space(line[rest])) ++rest;
-    if (rest != line.size())
-      fail(lineno_, "expected one weight, found " + std::to_string(fields_of(line).size()) + " values in " +
-                        quote_input(line) + ": models with one weight column per class are not supported");
-    const std::string_view token = line.substr(b, e - b);
+  double weight(std::string_view token) const {
     double x = 0;
     switch (parse_real(token, x)) {
       case Real::ok: return x;
@@ -277,18 +292,20 @@ void save_model(const std::string& path, const LinearModel& m) {
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) throw std::runtime_error(tmp + ": cannot open for writing");
-    out << "solver_type " << solver_name(m.loss) << "\nnr_class 2\n";
+    const uint32_t k = m.columns();
+    out << "solver_type " << solver_name(m.loss) << "\nnr_class " << (k == 1 ? 2 : k) << "\n";
     // Shortest round-trip text: a label comes back as the same float (1234567, not 1.23457e+06).
-    if (m.classification) out << fmt::format("label {} {}\n", m.labels.positive, m.labels.negative);
+    if (m.classification && k == 1) out << fmt::format("label {} {}\n", m.labels.positive, m.labels.negative);
+    if (k > 1) out << fmt::format("label {}\n", fmt::join(m.labels.classes, " "));
     out << "nr_feature " << m.features() << "\nbias " << m.bias << "\nw\n";
     // Shortest round-trip text: as exact as %.17g, and shorter.
     std::string text;
     text.reserve(m.w.size() * 24);
     char buf[32];
-    for (double x : m.w) {
-      auto end = std::to_chars(buf, buf + sizeof buf, x).ptr;
+    for (size_t i = 0; i < m.w.size(); ++i) {
+      auto end = std::to_chars(buf, buf + sizeof buf, m.w[i]).ptr;
       text.append(buf, end);
-      text += " \n";
+      text += (i + 1) % k ? " " : " \n";
     }
     out << text;
     out.close();

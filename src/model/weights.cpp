@@ -28,6 +28,18 @@ double Weights::dot_known(std::span<const uint32_t> index, std::span<const float
   return s * scale_;
 }
 
+void Weights::margins_known(std::span<const uint32_t> index, std::span<const float> value,
+                            std::span<double> m) const {
+  if (m.size() == 1) {
+    m[0] = dot_known(index, value);
+    return;
+  }
+  const size_t features = slots_.size() / m.size();
+  size_t known = 0;
+  while (known < index.size() && index[known] < features) ++known;
+  margins(index.first(known), value.first(known), m);
+}
+
 void Weights::begin_step(double eta) {
   double decay = 1 - eta * l2_;
   if (decay <= 0) throw std::invalid_argument("learning rate x l2 must stay below 1");

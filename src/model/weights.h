@@ -15,6 +15,7 @@
 // sums the mini-batch gradient: the accumulation right after a row's dot product then
 // hits the cache lines the dot product just brought in (per-sample SGD's dot+axpy
 // locality, kept for mini-batches). Scratch is zero between batches.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -47,6 +48,22 @@ class Weights {
   }
   // w^T x ignoring features the model has not seen (test data may have more).
   double dot_known(std::span<const uint32_t> index, std::span<const float> value) const;
+
+  // The margins m_c = w_c^T x of a row, for weights kept in K = m.size() columns,
+  // feature-major (column c of feature i in slot i K + c, so a row's K weights of a
+  // feature share cache lines): each summed in the order dot() sums, so column c of a
+  // one-vs-rest model computes what a binary model of that class would, bit for bit.
+  void margins(std::span<const uint32_t> index, std::span<const float> value, std::span<double> m) const {
+    const size_t k = m.size();
+    std::fill(m.begin(), m.end(), 0.0);
+    for (size_t j = 0; j < index.size(); ++j) {
+      const Slot* s = &slots_[size_t{index[j]} * k];
+      for (size_t c = 0; c < k; ++c) m[c] += static_cast<double>(s[c].v) * value[j];
+    }
+    for (double& x : m) x *= scale_;
+  }
+  // As margins(), ignoring features the model has not seen; with one column, dot_known().
+  void margins_known(std::span<const uint32_t> index, std::span<const float> value, std::span<double> m) const;
 
   // One step with the global mean gradient g, as sorted sparse pairs or dense; the dense
   // form returns the number of non-zeros of g.

@@ -104,7 +104,7 @@ void ShardMap::cut(std::span<const Pair<float>> pairs, std::vector<size_t>& cuts
   cut_at(pairs, [](const Pair<float>& p) { return p.index; }, bounds_, cuts);
 }
 
-ShardMap ShardMap::balance(const Dataset& rows, uint64_t batch, int servers, MPI_Comm comm) {
+ShardMap ShardMap::balance(const Dataset& rows, uint64_t batch, int servers, MPI_Comm comm, uint32_t columns) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   const uint32_t n = rows.dim;
@@ -135,6 +135,7 @@ ShardMap ShardMap::balance(const Dataset& rows, uint64_t batch, int servers, MPI
     for (int s = 0; s <= servers; ++s) bounds[static_cast<size_t>(s)] = owned_range(n, servers, std::min(s, servers - 1)).begin;
     bounds.back() = n;
   }
+  for (uint32_t& b : bounds) b *= columns;
   MPI_Bcast(bounds.data(), servers + 1, MPI_UINT32_T, 0, comm);
   MPI_Bcast(traffic.data(), servers, MPI_DOUBLE, 0, comm);
   return ShardMap(std::move(bounds), std::move(traffic));

@@ -27,7 +27,9 @@ namespace mpisgd {
 class ShardMap {
  public:
   // Collective over `comm`: every rank adds the traffic of its rows (servers have none).
-  static ShardMap balance(const Dataset& rows, uint64_t batch, int servers, MPI_Comm comm);
+  // With `columns` K > 1 the model keeps K weights per feature (slots i K .. i K + K - 1):
+  // shards hold whole features, their bounds in slots.
+  static ShardMap balance(const Dataset& rows, uint64_t batch, int servers, MPI_Comm comm, uint32_t columns = 1);
 
   // `traffic[s]`: the expected traffic of shard s, for the log.
   ShardMap(std::vector<uint32_t> bounds, std::vector<double> traffic);

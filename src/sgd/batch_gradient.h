@@ -20,6 +20,10 @@
 // cores' caches; split by index, each line is loaded by one thread. The cost is that a
 // dot product sums T partials, so models of different T agree to rounding; the same T
 // gives the same bits.
+// With K >= 3 classes (model/loss.h) the weights hold K columns feature-major: a row's K
+// margins come from one pass over its entries, and its update adds d_c x to column c for
+// each class whose derivative d_c is not zero, in slots i K + c. Thread ranges then start
+// at multiples of K as well, so that each feature's K slots belong to one thread.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -43,8 +47,8 @@ struct BatchLoss {
 class BatchGradient {
  public:
   // `data` is the data the batches of `batch` rows will come from: how often each feature
-  // occurs in it sets the threads' ranges.
-  BatchGradient(const Dataset& data, uint32_t dim, int threads, uint64_t batch);
+  // occurs in it sets the threads' ranges. `dim` counts weights: features x `columns`.
+  BatchGradient(const Dataset& data, uint32_t dim, int threads, uint64_t batch, uint32_t columns = 1);
 
   // Reads w and uses its scratch lane, which it leaves zero again. `out` becomes a sparse
   // stream over [0, N), however many pairs: the strategy applies its dense switch.
@@ -66,6 +70,15 @@ class BatchGradient {
   uint32_t range_begin(int t, int nt) const;
   BatchLoss compute_one_thread(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
                                float scale);
+  // A row's loss from its K margins m (its class in its label), its coefficients
+  // scale x d_c into `coef`.
+  static double class_coefficients(const Loss& loss, std::span<const double> m, float label, float scale,
+                                   std::span<double> d, std::span<float> coef) {
+    const auto y = static_cast<uint32_t>(label);
+    loss.derivatives(m, y, d);
+    for (size_t c = 0; c < m.size(); ++c) coef[c] = static_cast<float>(scale * d[c]);
+    return loss.value(m, y);
+  }
   // Adds c * x into the scratch lane and marks x's indices, their words in `summary`.
   void add(Weights& w, float c, std::span<const uint32_t> index, std::span<const float> value, uint64_t* summary) {
     for (size_t j = 0; j < index.size(); ++j) {
@@ -73,6 +86,21 @@ class BatchGradient {
       w.scratch(i) += c * value[j];
       touched_[i >> 6] |= uint64_t{1} << (i & 63);
       summary[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
+    }
+  }
+  // As add(), for K columns: coef[c] x into column c wherever coef[c] is not zero.
+  void add_columns(Weights& w, std::span<const float> coef, std::span<const uint32_t> index,
+                   std::span<const float> value, uint64_t* summary) {
+    const size_t k = coef.size();
+    for (size_t j = 0; j < index.size(); ++j) {
+      const size_t base = size_t{index[j]} * k;
+      for (size_t c = 0; c < k; ++c) {
+        if (coef[c] == 0) continue;
+        const size_t i = base + c;
+        w.scratch(static_cast<uint32_t>(i)) += coef[c] * value[j];
+        touched_[i >> 6] |= uint64_t{1} << (i & 63);
+        summary[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
+      }
     }
   }
   // Shuffled rows lie anywhere in the CSR, so a row is fetched in two stages: its offsets
@@ -112,6 +140,7 @@ class BatchGradient {
   uint64_t* summary(int t) { return summary_.data() + static_cast<size_t>(t) * summary_words_; }
 
   uint32_t dim_;
+  uint32_t columns_;  // K: weights per feature
   int threads_;
   struct Segment {  // a row's entries [begin, end) lie in a thread's range
     uint32_t begin, end;
@@ -122,9 +151,12 @@ class BatchGradient {
   std::vector<uint64_t> summary_;
   std::vector<double> word_cost_;   // word_cost_[k]: an epoch's expected work in bitmap words [0, k)
   std::vector<Segment> segment_;    // per thread and batch row
-  std::vector<double> partial_;     // per thread and batch row: w^T x over the thread's range
+  std::vector<double> partial_;     // per thread, batch row and column: w_c^T x over the thread's range
   std::vector<double> thread_loss_;
   std::vector<size_t> thread_offset_;
+  // Per thread, 2 K doubles and K floats: a row's margins, derivatives and coefficients.
+  std::vector<double> margin_;
+  std::vector<float> coef_;
   // Per thread, on a cache line of its own: base_ plus the rows whose partials it has
   // published. base_ counts the rows of earlier calls, so no reset is needed between
   // batches; the counters wrap, and are compared by their difference.

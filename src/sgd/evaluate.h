@@ -2,6 +2,8 @@
 // Loss and accuracy (classification) or RMSE (regression) of a model over a partitioned
 // dataset with raw labels. Collective: every rank gets the global result. Sums go per
 // thread over fixed row blocks, then in thread and rank order, so results repeat exactly.
+// With K >= 3 classes a row is right when its largest margin is its label's column; a
+// row whose label the model lacks is wrong, and left out of the mean loss (it has none).
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -24,19 +26,31 @@ struct Evaluation {
   uint64_t correct = 0;  // classification only
 };
 
-template <class Decision>
+// `margins(index, value, m)` writes a row's loss.columns margins into m.
+template <class Margins>
 Evaluation evaluate(const Dataset& d, const Loss& loss, const LabelMap& labels, int threads, MPI_Comm comm,
-                    Decision decision) {
+                    Margins margins) {
   const int nt = std::max(1, threads);
-  std::vector<double> loss_part(static_cast<size_t>(nt)), error_part(static_cast<size_t>(nt));
+  std::vector<double> loss_part(static_cast<size_t>(nt)), error_part(static_cast<size_t>(nt)),
+      unknown_part(static_cast<size_t>(nt));
   const uint64_t rows = d.rows();
 #pragma omp parallel num_threads(nt)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    double l = 0, e = 0;
+    double l = 0, e = 0, unknown = 0;
+    std::vector<double> m(loss.columns);
     for (uint64_t r = rows * t / n; r < rows * (t + 1) / n; ++r) {
-      double p = decision(d.row_index(r), d.row_value(r));
-      if (loss.classification()) {
+      margins(d.row_index(r), d.row_value(r), std::span<double>(m));
+      const double p = m[0];
+      if (loss.columns > 1) {
+        const int64_t y = labels.column_of(d.label[r]);
+        if (y < 0) {
+          ++unknown;
+          continue;
+        }
+        l += loss.value(m, static_cast<uint32_t>(y));
+        e += Loss::argmax(m) == static_cast<uint64_t>(y) ? 1 : 0;
+      } else if (loss.classification()) {
         l += loss.value(p, labels.sign(d.label[r]));
         e += labels.label_of(p) == d.label[r] ? 1 : 0;
       } else {
@@ -46,20 +60,22 @@ Evaluation evaluate(const Dataset& d, const Loss& loss, const LabelMap& labels, 
     }
     loss_part[static_cast<size_t>(t)] = l;
     error_part[static_cast<size_t>(t)] = e;
+    unknown_part[static_cast<size_t>(t)] = unknown;
   }
-  double local[3] = {0, 0, static_cast<double>(rows)}, global[3];
+  double local[4] = {0, 0, static_cast<double>(rows), 0}, global[4];
   for (int t = 0; t < nt; ++t) {
     local[0] += loss_part[static_cast<size_t>(t)];
     local[1] += error_part[static_cast<size_t>(t)];
+    local[3] += unknown_part[static_cast<size_t>(t)];
   }
   {
     WaitScope waiting("the test evaluation");
-    MPI_Allreduce(local, global, 3, MPI_DOUBLE, MPI_SUM, comm);
+    MPI_Allreduce(local, global, 4, MPI_DOUBLE, MPI_SUM, comm);
   }
   Evaluation ev;
   ev.rows = static_cast<uint64_t>(global[2]);
   double n = std::max(1.0, global[2]);
-  ev.result.loss = global[0] / n;
+  ev.result.loss = global[0] / std::max(1.0, global[2] - global[3]);
   if (loss.classification()) {
     ev.correct = static_cast<uint64_t>(global[1]);
     ev.result.metric = global[1] / n;

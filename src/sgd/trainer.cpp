@@ -14,7 +14,7 @@ namespace mpisgd {
 Trainer::Trainer(const Dataset& train, Loss loss, Weights& w, Strategy& strategy, CountedComm& comm,
                  const TrainOptions& o)
     : train_(train), loss_(loss), w_(w), strategy_(strategy), comm_(comm), options_(o), order_(train.rows()),
-      gradient_(train, w.dim(), o.threads, o.batch) {
+      gradient_(train, w.dim(), o.threads, o.batch, loss.columns) {
   local_steps_ = (train.rows() + o.batch - 1) / o.batch;
   steps_per_epoch_ = static_cast<uint64_t>(max_over_ranks(comm.raw(), static_cast<int64_t>(local_steps_)));
   const int trains = strategy.role() == Strategy::Role::train ? 1 : 0;

@@ -36,7 +36,7 @@ bad_case wide_dim "${rows}" "--dim 4294967297 is too large: indices are 32-bit" 
 bad_case stray_index "${rows}-1 4294967294:1\n" "stray_index.svm:5: index 4294967294 makes N = 4294967294 features: the model takes at least"
 bad_case empty "" "empty.svm: no rows"
 bad_case comments "# header only\n\n" "comments.svm: no rows"
-bad_case classes "${rows}${rows}2 1:1\n" "classes.svm:9: third distinct label 2"
+bad_case softmax_svm "${rows}" "--multiclass softmax is the multinomial logistic loss: it needs --model logreg" --model svm --multiclass softmax
 PROFILE_EXT=txt bad_case profile_name "${rows}" "name it .csv or .jsonl"
 # Top-k settings that cannot work together.
 bad_case density_dense "${rows}" "--density and --k sparsify the update" --strategy allreduce --density 0.1

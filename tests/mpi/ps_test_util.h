@@ -69,6 +69,17 @@ inline TrainConfig learning_config(const std::string& data, const std::string& m
   return c;
 }
 
+// Trains `c` on the first `ranks` ranks only (the others wait).
+inline void train_on_first(int ranks, const TrainConfig& c) {
+  MPI_Comm sub = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() < ranks ? 0 : MPI_UNDEFINED, world_rank(), &sub);
+  if (sub != MPI_COMM_NULL) {
+    run_train(c, sub);
+    MPI_Comm_free(&sub);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 inline std::vector<double> weights_of(const std::string& model) { return load_model(model).w; }
 
 // Rank 0 compares the two saved models: the largest difference relative to the largest
@@ -96,7 +107,8 @@ constexpr double kAsyncLearned = 0.8;
 inline double accuracy(const std::string& model_path, const std::string& data) {
   LinearModel m = load_model(model_path);
   Dataset d = load_dataset(data, MPI_COMM_WORLD, {}).data;
-  return evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v) { return m.decision(i, v); })
+  return evaluate(d, Loss{m.loss, m.columns()}, m.labels, 1, MPI_COMM_WORLD,
+                  [&](auto i, auto v, auto out) { m.margins(i, v, out); })
       .result.metric;
 }
 

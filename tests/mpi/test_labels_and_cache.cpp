@@ -48,12 +48,26 @@ TEST_CASE("labels: a single class is accepted", "[labels]") {
   REQUIRE(map.negative == -1.0f);
 }
 
-TEST_CASE("labels: a third class names its first line, wherever it lies", "[labels][errors]") {
+TEST_CASE("labels: three or more classes keep the order of their first rows, whichever rank reads them",
+          "[labels]") {
+  std::string text;
+  for (int r = 0; r < 60; ++r) text += (r % 2 ? "7" : "-3") + std::string(" 1:1\n");
+  text += "5 1:1\n7 1:1\n0 1:1\n";
+  LabelMap map = labels_of(write_file("four.svm", text));
+  CHECK(map.classes == std::vector<float>{-3, 7, 5, 0});
+  CHECK(map.columns() == 4);
+  CHECK(map.column_of(5) == 2);
+  CHECK(map.column_of(1) == -1);
+}
+
+TEST_CASE("labels: one class too many names its first line, wherever it lies", "[labels][errors]") {
   std::string text;
   for (int r = 0; r < 60; ++r) text += (r % 2 ? "+1" : "-1") + std::string(" 1:1\n");
-  text += "+1 1:1\n2 1:1\n3 1:1\n";
-  std::string path = write_file("three.svm", text);
-  REQUIRE_THROWS_WITH(labels_of(path), Catch::Contains(path + ":62: third distinct label 2"));
+  for (size_t c = 0; c < kMostClasses; ++c) text += std::to_string(c + 2) + " 1:1\n";
+  std::string path = write_file("many.svm", text);
+  REQUIRE_THROWS_WITH(labels_of(path),
+                      Catch::Contains(path + ":" + std::to_string(60 + kMostClasses - 1) + ": label " +
+                                      std::to_string(kMostClasses) + " makes 1001 distinct labels"));
 }
 
 namespace {

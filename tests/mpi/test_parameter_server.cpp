@@ -30,17 +30,6 @@ using namespace mpisgd::test;
 
 namespace {
 
-// Trains `c` on the first `ranks` ranks only (the others wait).
-void train_on_first(int ranks, const TrainConfig& c) {
-  MPI_Comm sub = MPI_COMM_NULL;
-  MPI_Comm_split(MPI_COMM_WORLD, world_rank() < ranks ? 0 : MPI_UNDEFINED, world_rank(), &sub);
-  if (sub != MPI_COMM_NULL) {
-    run_train(c, sub);
-    MPI_Comm_free(&sub);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-}
-
 // Sleeps in each of this rank's steps when `slow`, between its pull and its push, so that
 // the others' pushes make its own stale.
 class SlowWorker final : public ForwardingStrategy {
@@ -256,7 +245,7 @@ TEST_CASE("a slow worker holds nobody forever and leaves no message behind", "[p
       LoadOptions load;
       load.readers = workers;
       LoadedData d = load_dataset(path, MPI_COMM_WORLD, load);
-      to_signs(d.data, agree_on_labels(path, d.first_labels, MPI_COMM_WORLD));
+      to_training_labels(d.data, agree_on_labels(path, d.first_labels, MPI_COMM_WORLD));
       Weights w(d.data.dim, 0, false);
       StrategyContext context{comm, d.data.dim};
       ps_flags(context).colocated = colocated;

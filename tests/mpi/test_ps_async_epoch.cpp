@@ -72,7 +72,7 @@ double rows_trained(const std::string& path, const std::string& strategy) {
   LoadOptions load;
   load.readers = p - 1;
   LoadedData d = load_dataset(path, MPI_COMM_WORLD, load);
-  to_signs(d.data, agree_on_labels(path, d.first_labels, MPI_COMM_WORLD));
+  to_training_labels(d.data, agree_on_labels(path, d.first_labels, MPI_COMM_WORLD));
   Weights w(d.data.dim, 0, false);
   StrategyContext context{comm, d.data.dim};
   context.step.batch = 5;

@@ -166,7 +166,7 @@ TEST_CASE("a worker's pushes under --drop-rate are a fraction of its updates", "
     LoadOptions load;
     load.readers = p - 1;
     LoadedData d = load_dataset(path, MPI_COMM_WORLD, load);
-    to_signs(d.data, agree_on_labels(path, d.first_labels, MPI_COMM_WORLD));
+    to_training_labels(d.data, agree_on_labels(path, d.first_labels, MPI_COMM_WORLD));
     Weights w(d.data.dim, 0, false);
     StrategyContext context{comm, d.data.dim};
     ps_flags(context).drop_rate = drop_rate;

@@ -72,7 +72,7 @@ TrainConfig config(const std::string& data, const std::string& model_out) {
 double accuracy(const std::string& model_path, const std::string& data) {
   LinearModel m = load_model(model_path);
   Dataset d = load_dataset(data, MPI_COMM_WORLD, {}).data;
-  return evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v) { return m.decision(i, v); })
+  return evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v, auto out) { m.margins(i, v, out); })
       .result.metric;
 }
 
@@ -189,7 +189,7 @@ TEST_CASE("logreg, svm and linreg learn a linear target", "[train]") {
   run_train(c, MPI_COMM_WORLD);
   LinearModel m = load_model(model);
   Dataset d = load_dataset(rtrain, MPI_COMM_WORLD, {}).data;
-  double rmse = evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v) { return m.decision(i, v); })
+  double rmse = evaluate(d, Loss{m.loss}, m.labels, 1, MPI_COMM_WORLD, [&](auto i, auto v, auto out) { m.margins(i, v, out); })
                     .result.metric;
   REQUIRE(rmse < 0.2);  // the targets have a standard deviation of about 1.3
 }

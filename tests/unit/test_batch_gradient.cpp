@@ -336,3 +336,55 @@ TEST_CASE("batch gradient: stepping as the update drains equals stepping with th
     }
   }
 }
+
+TEST_CASE("batch gradient: K columns equal the naive K-class sum at every thread count", "[batch_gradient]") {
+  struct Config {
+    uint32_t features, classes;
+    size_t batch;
+  };
+  // Thread ranges start at multiples of lcm(64, K): K = 3 and 10 do not divide 64.
+  const std::vector<Config> configs = {{70, 3, 25}, {130, 10, 33}, {1000, 4, 64}, {500, 3, 300}};
+  std::mt19937_64 rng(77);
+  for (const auto& cfg : configs) {
+    for (const Loss loss : {Loss{LossKind::logistic, cfg.classes, false}, Loss{LossKind::logistic, cfg.classes, true},
+                            Loss{LossKind::hinge, cfg.classes, false}}) {
+      INFO("features " << cfg.features << " K " << cfg.classes << " softmax " << loss.softmax << " kind "
+                       << model_name(loss.kind));
+      const uint32_t dim = cfg.features * cfg.classes;
+      Dataset d = random_dataset(rng, 120, cfg.features, 20, false);
+      for (float& y : d.label) y = static_cast<float>(rng() % cfg.classes);
+      Weights w = random_weights(rng, dim);
+      std::vector<uint64_t> batch = random_batch(rng, d.rows(), cfg.batch);
+      batch[0] = 3;  // the row with every index
+      const float scale = 1.0f / static_cast<float>(cfg.batch);
+
+      Reference ref;
+      std::vector<double> m(cfg.classes), der(cfg.classes);
+      for (uint64_t row : batch) {
+        auto idx = d.row_index(row);
+        auto val = d.row_value(row);
+        std::fill(m.begin(), m.end(), 0.0);
+        for (size_t j = 0; j < idx.size(); ++j)
+          for (uint32_t c = 0; c < cfg.classes; ++c) m[c] += w.weight(idx[j] * cfg.classes + c) * double{val[j]};
+        const auto y = static_cast<uint32_t>(d.label[row]);
+        ref.loss += loss.value(m, y);
+        loss.derivatives(m, y, der);
+        for (uint32_t c = 0; c < cfg.classes; ++c) {
+          if (der[c] == 0) continue;
+          for (size_t j = 0; j < idx.size(); ++j) {
+            ref.sum[idx[j] * cfg.classes + c] += scale * der[c] * val[j];
+            ref.abs_sum[idx[j] * cfg.classes + c] += std::abs(scale * der[c] * val[j]);
+          }
+        }
+      }
+      for (int threads : {1, 2, 3, 8}) {
+        INFO("threads " << threads);
+        BatchGradient bg(d, dim, threads, cfg.batch, cfg.classes);
+        Stream<float> out;
+        BatchLoss bl = bg.compute(d, batch, w, loss, scale, out);
+        CHECK(dirty_scratch(w) == 0);
+        check_against_reference(out, bl, ref, batch.size());
+      }
+    }
+  }
+}

@@ -218,15 +218,17 @@ TEST_CASE("parser: zero_based accepts index 0 and stores indices unshifted", "[p
   CHECK(r.max_index == 5);
 }
 
-TEST_CASE("parser: first_labels keeps the first three distinct labels with their lines", "[parser]") {
+TEST_CASE("parser: first_labels keeps the distinct labels with their first lines", "[parser]") {
   auto r = parse_text("1 1:1\n\n-1 1:1\n1 2:1\n# c\n-1 3:1\n0 1:1\n2 1:1\n0 1:1\n");
-  REQUIRE(r.first_labels.size() == 3);
+  REQUIRE(r.first_labels.size() == 4);
   CHECK(r.first_labels[0].label == 1.0f);
   CHECK(r.first_labels[0].line == 1);
   CHECK(r.first_labels[1].label == -1.0f);
   CHECK(r.first_labels[1].line == 3);
   CHECK(r.first_labels[2].label == 0.0f);
   CHECK(r.first_labels[2].line == 7);
+  CHECK(r.first_labels[3].label == 2.0f);
+  CHECK(r.first_labels[3].line == 8);
 
   auto one = parse_text("-1 1:1\n-1 2:1\n");
   REQUIRE(one.first_labels.size() == 1);

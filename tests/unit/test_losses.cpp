@@ -1,11 +1,12 @@
-// The three losses: derivatives against finite differences, logistic stability for
-// large margins, flags and names.
+// The three losses and their K-class forms: derivatives against finite differences,
+// logistic stability for large margins, flags and names.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "model/loss.h"
 
@@ -113,4 +114,53 @@ TEST_CASE("losses: names round trip and unknown names throw", "[loss]") {
   CHECK_THROWS_AS(loss_from_name(""), std::invalid_argument);
   CHECK_THROWS_AS(loss_from_name("LogReg"), std::invalid_argument);
   CHECK_THROWS_WITH(loss_from_name("lasso"), Catch::Contains("lasso"));
+}
+
+TEST_CASE("losses: K-class derivatives match central finite differences", "[loss]") {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> margin(-6, 6);
+  for (uint32_t classes : {3u, 4u, 10u}) {
+    for (Loss loss : {Loss{LossKind::logistic, classes, true}, Loss{LossKind::logistic, classes, false},
+                      Loss{LossKind::hinge, classes, false}}) {
+      for (int trial = 0; trial < 20; ++trial) {
+        std::vector<double> m(classes), d(classes);
+        for (double& x : m) x = margin(rng);
+        const uint32_t y = static_cast<uint32_t>(rng() % classes);
+        loss.derivatives(m, y, d);
+        for (uint32_t c = 0; c < classes; ++c) {
+          INFO("K " << classes << " softmax " << loss.softmax << " kind " << model_name(loss.kind) << " c " << c);
+          // The hinge has a kink at y_c m_c = 1, where a difference straddling it is neither side's slope.
+          if (loss.kind == LossKind::hinge && std::abs(std::abs(m[c]) - 1) < 1e-3) continue;
+          const double h = 1e-5;
+          std::vector<double> up = m, down = m;
+          up[c] += h;
+          down[c] -= h;
+          const double fd = (loss.value(up, y) - loss.value(down, y)) / (2 * h);
+          CHECK(std::abs(d[c] - fd) <= 1e-6 * std::max(1.0, std::abs(fd)));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("losses: one-vs-rest is K binary losses; softmax's derivatives sum to zero", "[loss]") {
+  const std::vector<double> m = {0.5, -2, 3, 0.25};
+  const Loss ovr{LossKind::logistic, 4, false}, softmax{LossKind::logistic, 4, true};
+  const Loss binary{LossKind::logistic};
+  std::vector<double> d(4);
+  ovr.derivatives(m, 2, d);
+  double sum = 0;
+  for (uint32_t c = 0; c < 4; ++c) {
+    const double y = c == 2 ? 1 : -1;
+    CHECK(d[c] == binary.derivative(m[c], y));
+    sum += binary.value(m[c], y);
+  }
+  CHECK(ovr.value(m, 2) == sum);
+  softmax.derivatives(m, 1, d);
+  CHECK(d[0] + d[1] + d[2] + d[3] == Approx(0).margin(1e-12));
+  CHECK(d[1] < 0);
+  // Large margins neither overflow nor lose the loss.
+  CHECK(softmax.value(std::vector<double>{800, -800, 0, 1}, 0) == Approx(0).margin(1e-12));
+  CHECK(softmax.value(std::vector<double>{800, -800, 0, 1}, 1) == Approx(1600));
+  CHECK(Loss::argmax(std::vector<double>{1, 3, 3, 2}) == 1);  // the first of the largest, as LIBLINEAR
 }

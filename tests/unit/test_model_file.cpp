@@ -283,12 +283,24 @@ TEST_CASE("model file: load errors name the file and the line", "[model_file]") 
     write_text(path, header + "0.5 \n\n1 \n");
     CHECK(load_error(path).line() == 8);
   }
-  SECTION("three classes") {
+  SECTION("three classes with a weight missing from a line") {
     const std::string path = dir.file("three.model");
-    write_text(path, "solver_type L2R_LR\nnr_class 3\nlabel 1 2 3\nnr_feature 1\nbias -1\nw\n1 2 3 \n");
+    write_text(path, "solver_type L2R_LR\nnr_class 3\nlabel 1 2 3\nnr_feature 2\nbias -1\nw\n1 2 3 \n4 5 \n");
     InputError e = load_error(path);
-    CHECK(e.line() == 2);
-    CHECK_THAT(e.what(), Catch::Contains(path + ":2:") && Catch::Contains("nr_class 3"));
+    CHECK(e.line() == 8);
+    CHECK_THAT(e.what(), Catch::Contains(path + ":8:") && Catch::Contains("expected 3 weights (one per class)"));
+  }
+  SECTION("labels and nr_class disagree") {
+    const std::string path = dir.file("labels.model");
+    write_text(path, "solver_type L2R_LR\nnr_class 3\nlabel 1 2\nnr_feature 1\nbias -1\nw\n1 2 3 \n");
+    InputError e = load_error(path);
+    CHECK(e.line() == 3);
+    CHECK_THAT(e.what(), Catch::Contains("label lists 2 classes") && Catch::Contains("says 3"));
+  }
+  SECTION("a class listed twice") {
+    const std::string path = dir.file("twice.model");
+    write_text(path, "solver_type L2R_LR\nnr_class 3\nlabel 1 2 1\nnr_feature 1\nbias -1\nw\n1 2 3 \n");
+    CHECK_THAT(load_error(path).what(), Catch::Contains(":3:") && Catch::Contains("class 1 twice"));
   }
   SECTION("unknown header field") {
     const std::string path = dir.file("unknown.model");
@@ -528,11 +540,19 @@ TEST_CASE("model file: required header lines", "[model_file]") {
     CHECK(e.line() == 5);
     CHECK_THAT(e.what(), Catch::Contains("nr_class"));
   }
-  SECTION("a multi-class model names nr_class, wherever its label line is") {
-    write_text(path, "solver_type L2R_LR\nlabel 2 3 1\nnr_class 3\nnr_feature 1\nbias -1\nw\n1 2 3 \n");
-    InputError e = load_error(path);
-    CHECK(e.line() == 3);
-    CHECK_THAT(e.what(), Catch::Contains(path + ":3:") && Catch::Contains("nr_class 3"));
+  SECTION("a multi-class model reads wherever its label line is, one column per class") {
+    write_text(path, "solver_type L2R_LR\nlabel 2 3 1\nnr_class 3\nnr_feature 2\nbias 1\nw\n1 2 3 \n4 5 6\n-1 0 1 \n");
+    LinearModel m = load_model(path);
+    REQUIRE(m.columns() == 3);
+    CHECK(m.labels.classes == std::vector<float>{2, 3, 1});
+    CHECK(m.features() == 2);
+    std::vector<double> margins(3);
+    m.margins(std::vector<uint32_t>{0, 1, 7}, std::vector<float>{1.0f, 2.0f, 9.0f}, margins);
+    CHECK(margins == std::vector<double>{1 + 8 - 1, 2 + 10, 3 + 12 + 1});
+  }
+  SECTION("a regression model says nr_class 2") {
+    write_text(path, "solver_type L2R_L2LOSS_SVR\nnr_class 3\nnr_feature 1\nbias -1\nw\n1 \n");
+    CHECK_THAT(load_error(path).what(), Catch::Contains(":2:") && Catch::Contains("regression solver"));
   }
   SECTION("LIBLINEAR lists the labels in the order it met them: the first is the positive class") {
     write_text(path, "solver_type L2R_LR\nnr_class 2\nlabel -1 1\nnr_feature 1\nbias -1\nw\n2 \n");
