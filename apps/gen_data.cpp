@@ -48,6 +48,16 @@
  * on the first rows, so they depend only on (seed, kind, dimensions) and the
  * shape flags below.
  *
+ * Classes (--classes K, K >= 3; labels 0..K-1): K hidden models w_c, each
+ * drawn as w is from a hash of (seed, c, f) on its own half of the same
+ * features; class c's margin w_c.x is standardised to z_c as above, and
+ * y = argmax_c (z_c - b_c + noise * G_c), G_c independent standard Gumbel.
+ * Gumbel noise makes P(y = c | x) exactly softmax_c((z_c - b_c) / noise), the
+ * multiclass logistic model, so `noise` keeps its meaning (for K = 2 the
+ * difference of two Gumbels is logistic: the binary labels are this model
+ * with one margin). The offsets b_c balance the classes: each class's
+ * expected share over the calibration rows is 1/K.
+ *
  * Shape flags: the trainer's defaults (step, batch, stopping) were tuned on the
  * two shapes above, and a default is only one if it holds on shapes it was not
  * tuned on. Each flag left out keeps the kind's own shape, byte for byte.
@@ -65,6 +75,12 @@
  *   max(p, 1 - p); noise is the scale at which that averages A over the
  *   calibration rows (found by bisection once at start), so A is what a linear
  *   learner approaches with enough rows. The kinds' own noise gives ~0.94.
+ *   With K classes the same holds of argmax_c (z_c - b_c), right with
+ *   probability max_c P(y = c | x), and A must beat 1/K; the offsets are
+ *   rebalanced at each noise tried. Below 0.005 deviations of noise they
+ *   take too long to balance, which bounds A (about 0.99 at K = 5).
+ *   --classes K: the labels above. --positive-share has no meaning then (the
+ *   classes are balanced) and is refused.
  *
  * Determinism: each row has its own random stream keyed by a hash of (seed,
  * kind, dimensions, global row index), so any slice (--first-row) and any
@@ -128,6 +144,7 @@ struct Shape {
   std::optional<uint32_t> real_columns;  // replaces the kind's real-valued block
   double popularity_exponent = 1;        // of the binary features' popularity law
   std::optional<double> bayes_accuracy;  // sets the label noise in place of the kind's
+  int classes = 2;                       // K >= 3: labels 0..K-1 in place of +1/-1
 };
 
 // Labels are y = +1 iff z + s L > t (L standard logistic), so P(y = +1 | z) =
@@ -157,6 +174,90 @@ double noise_for_accuracy(const std::vector<double>& z, double positive, double 
   for (int k = 0; k < 60; ++k) {
     double mid = (lo + hi) / 2;
     (bayes_accuracy(std::exp(mid)) > accuracy ? lo : hi) = mid;
+  }
+  return std::exp((lo + hi) / 2);
+}
+
+// With K >= 3 classes labels are y = argmax_c (z_c - b_c + s G_c), G_c standard
+// Gumbel, so P(y = c | z) = softmax_c((z_c - b_c) / s) and no classifier does better
+// than argmax_c (z_c - b_c), right with probability max_c P(y = c | z). This moves
+// the offsets b from where they are until every class's expected share over the rows
+// z (n x K, row-major) is 1/K, as near as n rows allow, and returns that classifier's
+// accuracy averaged over the rows.
+//
+// The step b_c += s log(K share_c) is Sinkhorn's: it scales class c's probabilities
+// by 1/(K share_c), the softmax renormalises each row, and the two alternate towards
+// the balanced offsets. The log is kept in [-1, 1], so that a class which no row
+// reaches moves by s a step, not infinitely far. Steps shorten with s while the
+// offsets' distance to their balance does not: below s = 0.005 they would take
+// thousands of steps, so the callers keep s above that. Rows are summed in fixed
+// blocks, in order, so the offsets are the same for any thread count.
+double balance_classes(const std::vector<double>& z, double s, std::vector<double>& b) {
+  const size_t classes = b.size(), n = z.size() / classes;
+  constexpr size_t kBlock = 256;
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+  // One row more or less in a class moves K share_c by K/n.
+  const double tolerance = std::max(1e-3, double(classes) / double(n));
+  std::vector<double> sums(blocks * (classes + 1));  // per block: the shares, then the accuracy
+  for (int step = 0;; ++step) {
+    // A step is one pass of n K exps: with few, starting the threads costs more.
+#pragma omp parallel if (n * classes >= (1u << 18))
+    {
+      std::vector<double> e(classes);
+#pragma omp for schedule(static)
+      for (size_t block = 0; block < blocks; ++block) {
+        double* sum = &sums[block * (classes + 1)];
+        std::fill(sum, sum + classes + 1, 0.0);
+        for (size_t i = block * kBlock; i < std::min(n, (block + 1) * kBlock); ++i) {
+          const double* zi = &z[i * classes];
+          double top = -HUGE_VAL, total = 0;
+          for (size_t c = 0; c < classes; ++c) {
+            e[c] = (zi[c] - b[c]) / s;
+            top = std::max(top, e[c]);
+          }
+          // Far below the top a class's probability is below 1e-22: 0, and no subnormals.
+          for (size_t c = 0; c < classes; ++c) {
+            e[c] = e[c] - top > -50 ? std::exp(e[c] - top) : 0.0;
+            total += e[c];
+          }
+          for (size_t c = 0; c < classes; ++c) sum[c] += e[c] / total;
+          sum[classes] += 1 / total;  // the largest probability: its e is 1
+        }
+      }
+    }
+    std::vector<double> share(classes + 1, 0.0);
+    for (size_t block = 0; block < blocks; ++block)
+      for (size_t c = 0; c <= classes; ++c) share[c] += sums[block * (classes + 1) + c] / double(n);
+    double worst = 0;
+    for (size_t c = 0; c < classes; ++c)
+      worst = std::max(worst, std::abs(double(classes) * share[c] - 1));
+    // The cap guards against rows no offsets split evenly, such as many identical rows.
+    if (worst <= tolerance || step == 1000) return share[classes];
+    for (size_t c = 0; c < classes; ++c)
+      b[c] += s * std::clamp(std::log(double(classes) * share[c]), -1.0, 1.0);
+  }
+}
+
+// The s at which argmax_c (z_c - b_c) is right on a share `accuracy` of the rows z
+// on average, the offsets b balanced at each s: as with two classes that accuracy
+// falls as s grows, from 1 towards 1/K, so a bisection on log s finds it. s stays in
+// [0.005, 1e4]: balance_classes is slow below, and above the accuracy is within 1e-4
+// of 1/K. An accuracy that needs less noise is refused, with the most there is.
+double class_noise_for_accuracy(const std::vector<double>& z, double accuracy,
+                                std::vector<double>& b) {
+  double lo = std::log(0.005), hi = std::log(1e4);
+  double most = balance_classes(z, std::exp(lo), b);
+  if (most <= accuracy) {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "%g is out of reach with --classes %zu: the least label noise the classes are "
+                  "balanced at, 0.005 margin deviations, gives %.4f",
+                  accuracy, b.size(), most);
+    throw CLI::ValidationError("--bayes-accuracy", text);
+  }
+  for (int k = 0; k < 40; ++k) {
+    double mid = (lo + hi) / 2;
+    (balance_classes(z, std::exp(mid), b) > accuracy ? lo : hi) = mid;
   }
   return std::exp((lo + hi) / 2);
 }
@@ -255,13 +356,14 @@ struct Row {
   std::vector<float> val;
   double margin = 0;
   double noise = 0;  // standard logistic draw
+  std::vector<double> margins, gumbel;  // K >= 3 classes: per class, the margin and a Gumbel draw
 };
 
 class Generator {
  public:
   Generator(const KindSpec& spec, const Shape& shape, uint64_t seed, int kind_id,
             uint32_t features, uint32_t nnz)
-      : spec_(spec), webspam_(kind_id == 1), noise_(spec.noise) {
+      : spec_(spec), webspam_(kind_id == 1), classes_(shape.classes), noise_(spec.noise) {
     key_ = mix64(mix64(mix64(seed) ^ (uint64_t(kind_id) << 32 | features)) ^ nnz);
     uint64_t lo = std::max<uint64_t>(1, std::llround(nnz * (1 - spec.nnz_spread)));
     uint64_t hi = std::max<uint64_t>(lo, std::llround(nnz * (1 + spec.nnz_spread)));
@@ -291,7 +393,21 @@ class Generator {
     binary_law_ = PowerLaw(binary_n_, 1 + binary_mean / 40, shape.popularity_exponent);
     spread_ = Spread(real_block_, binary_n_, key_ ^ 0x5350524541440000ull);
     model_ranks_ = std::min(spec.model_ranks, binary_n_);
-    calibrate(shape.bayes_accuracy);
+    if (classes_ == 2) {
+      calibrate(shape.bayes_accuracy);
+      return;
+    }
+    // Class c's weight on model slot k, at [k * K + c]: a row's K margins then add
+    // one contiguous run per entry (34 MB at K = 1000 on url).
+    const uint32_t slots = real_block_ + model_ranks_;
+    class_weights_.resize(size_t(slots) * classes_);
+    for (uint32_t k = 0; k < slots; ++k) {
+      uint32_t f = k < real_block_ ? k : spread_.index(k - real_block_);
+      for (int c = 0; c < classes_; ++c)
+        class_weights_[size_t(k) * classes_ + c] = normal_weight(
+            mix64(mix64(key_ ^ (0x434C415353000000ull + c)) ^ (0x5745494748540000ull + f)));
+    }
+    calibrate_classes(shape.bayes_accuracy);
   }
 
   void row(uint64_t i, Row& r) const {
@@ -341,6 +457,7 @@ class Generator {
     } else {
       r.val.resize(r.idx.size(), 1.0f);
     }
+    if (classes_ > 2) return class_margins(state, r);
     r.margin = 0;
     for (size_t j = 0; j < drawn.size(); ++j)
       r.margin += weight(r.idx[j], static_cast<uint32_t>(drawn[j])) * r.val[j];
@@ -350,6 +467,18 @@ class Generator {
 
   bool positive(const Row& r) const {
     return (r.margin - mean_) / deviation_ + noise_ * r.noise > threshold_;
+  }
+
+  // K >= 3 classes: the first class of the highest score.
+  int label(const Row& r) const {
+    int best = 0;
+    double best_score = -HUGE_VAL;
+    for (int c = 0; c < classes_; ++c) {
+      double score = (r.margins[c] - class_mean_[c]) / class_deviation_[c] - class_offset_[c] +
+                     noise_ * r.gumbel[c];
+      if (score > best_score) best = c, best_score = score;
+    }
+    return best;
   }
 
  private:
@@ -371,14 +500,37 @@ class Generator {
     }
   }
 
-  double weight(uint32_t f, uint32_t rank) const {
-    if (f >= real_block_ && rank >= model_ranks_) return 0;
-    uint64_t h = mix64(key_ ^ (0x5745494748540000ull + f));
+  // The weight a hash h gives: 0 for half of the hashes, else near-normal.
+  static double normal_weight(uint64_t h) {
     if (h & 1) return 0;
     // Irwin-Hall: four 15-bit uniforms make a near-normal weight, mean 0, variance 1.
     double s = double((h >> 1) & 0x7FFF) + double((h >> 16) & 0x7FFF) +
                double((h >> 31) & 0x7FFF) + double((h >> 46) & 0x7FFF);
     return (s / 32768.0 - 2) * std::sqrt(3.0);
+  }
+
+  double weight(uint32_t f, uint32_t rank) const {
+    if (f >= real_block_ && rank >= model_ranks_) return 0;
+    return normal_weight(mix64(key_ ^ (0x5745494748540000ull + f)));
+  }
+
+  // K >= 3 classes: each class's margin, from the rows of class_weights_ that the
+  // row's model features select, and one Gumbel draw per class from the row's own
+  // noise stream.
+  void class_margins(uint64_t state, Row& r) const {
+    r.margins.assign(classes_, 0.0);
+    for (size_t j = 0; j < r.drawn.size(); ++j) {
+      uint32_t f = r.idx[j], rank = static_cast<uint32_t>(r.drawn[j]);
+      if (f >= real_block_ && rank >= model_ranks_) continue;
+      size_t slot = f < real_block_ ? f : real_block_ + rank;
+      const double* w = &class_weights_[slot * classes_];
+      for (int c = 0; c < classes_; ++c) r.margins[c] += w[c] * r.val[j];
+    }
+    Rng noise{mix64(state ^ 0x47554D42454C0000ull)};
+    r.gumbel.resize(classes_);
+    // -log(-log u), kept finite at u = 1 as the logistic draw is.
+    for (int c = 0; c < classes_; ++c)
+      r.gumbel[c] = -std::log(-std::log(unit(noise.next())) + 0x1p-53);
   }
 
   void calibrate(std::optional<double> bayes_accuracy) {
@@ -413,6 +565,43 @@ class Generator {
     threshold_ = *cut;
   }
 
+  // As calibrate(), per class: each class's margin standardised, then the offsets
+  // that balance the classes (and the noise, for --bayes-accuracy). The rows are at
+  // least 16 per class, so that each offset rests on a few rows of its class (their
+  // margins take 128 MB at K = 1000).
+  void calibrate_classes(std::optional<double> bayes_accuracy) {
+    const int rows = std::max(2048, 16 * classes_);
+    std::vector<double> z(size_t(rows) * classes_);
+#pragma omp parallel
+    {
+      Row r;
+#pragma omp for schedule(static)
+      for (int i = 0; i < rows; ++i) {
+        row(static_cast<uint64_t>(i), r);
+        std::copy(r.margins.begin(), r.margins.end(), z.begin() + size_t(i) * classes_);
+      }
+    }
+    class_mean_.assign(classes_, 0.0);
+    class_deviation_.assign(classes_, 1.0);
+    for (int c = 0; c < classes_; ++c) {
+      double sum = 0, sumsq = 0;
+      for (int i = 0; i < rows; ++i) sum += z[size_t(i) * classes_ + c];
+      class_mean_[c] = sum / rows;
+      for (int i = 0; i < rows; ++i) {
+        double d = z[size_t(i) * classes_ + c] - class_mean_[c];
+        sumsq += d * d;
+      }
+      if (sumsq > 0) class_deviation_[c] = std::sqrt(sumsq / rows);
+      for (int i = 0; i < rows; ++i) {
+        double& v = z[size_t(i) * classes_ + c];
+        v = (v - class_mean_[c]) / class_deviation_[c];
+      }
+    }
+    class_offset_.assign(classes_, 0.0);
+    if (bayes_accuracy) noise_ = class_noise_for_accuracy(z, *bayes_accuracy, class_offset_);
+    balance_classes(z, noise_, class_offset_);
+  }
+
   KindSpec spec_;
   bool webspam_;
   uint64_t key_ = 0;
@@ -422,8 +611,12 @@ class Generator {
   PowerLaw real_law_, binary_law_;
   Spread spread_;
   uint32_t model_ranks_ = 1;
-  double noise_;  // scale of the logistic label noise, in margin deviations
+  int classes_;
+  double noise_;  // scale of the logistic (or Gumbel) label noise, in margin deviations
   double mean_ = 0, deviation_ = 1, threshold_ = 0;
+  // K >= 3 classes: weights per model slot (the real block, then the model ranks),
+  // and per class the margin's mean and deviation and the balancing offset.
+  std::vector<double> class_weights_, class_mean_, class_deviation_, class_offset_;
 };
 
 // Reports an I/O failure on `tmp` and removes it, so no half-written file is left.
@@ -488,7 +681,15 @@ int main(int argc, char** argv) {
       "--bayes-accuracy", bayes_accuracy,
       "in (0.5,1): the accuracy of the best possible classifier, the sign of the hidden model's "
       "margin (a linear model), which sets the label noise (default: the kind's noise, which "
-      "gives about 0.94)");
+      "gives about 0.94); with --classes K >= 3, in (1/K, 1), and the classifier is the argmax "
+      "of the classes' margins");
+  app.add_option("--classes", shape.classes,
+                 "K in [2, 1000]: with K >= 3, K hidden linear models and labels 0..K-1, a row "
+                 "labelled by the argmax over the classes of its margin plus Gumbel noise (so by "
+                 "a softmax of the margins), the classes balanced (so no --positive-share); 2 "
+                 "writes the +1/-1 labels")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000));
   auto* popularity_opt =
       app.add_option("--popularity-exponent", shape.popularity_exponent,
                      "E in [0, 2]: the binary feature of popularity rank r is drawn with "
@@ -507,13 +708,24 @@ int main(int argc, char** argv) {
     if (rows > UINT64_MAX - first_row)
       throw CLI::ValidationError("--rows", "--first-row + --rows overflows 64 bits");
     if (real_columns_opt->count()) shape.real_columns = real_columns;
+    const std::string with_classes = " with --classes " + std::to_string(shape.classes);
+    if (shape.classes > 2 && share_opt->count())
+      throw CLI::ValidationError("--positive-share", "has no meaning" + with_classes +
+                                                         ": the classes are balanced");
     if (share_opt->count()) {
       if (!(positive_share > 0 && positive_share < 1))
         throw CLI::ValidationError("--positive-share", "must be in (0, 1), not " +
                                                            share_opt->as<std::string>());
       spec.positive_share = positive_share;
     }
-    if (accuracy_opt->count()) {
+    if (accuracy_opt->count() && shape.classes > 2) {
+      // Noise alone leaves any one class right on a share 1/K of the rows.
+      if (!(bayes_accuracy > 1.0 / shape.classes && bayes_accuracy < 1))
+        throw CLI::ValidationError("--bayes-accuracy", "must be in (1/K, 1)" + with_classes +
+                                                           ", not " +
+                                                           accuracy_opt->as<std::string>());
+      shape.bayes_accuracy = bayes_accuracy;
+    } else if (accuracy_opt->count()) {
       if (!(bayes_accuracy > 0.5 && bayes_accuracy < 1))
         throw CLI::ValidationError("--bayes-accuracy", "must be in (0.5, 1), not " +
                                                            accuracy_opt->as<std::string>());
@@ -562,13 +774,18 @@ int main(int argc, char** argv) {
       for (uint64_t i = lo; i < hi; ++i) {
         gen->row(i, r);
         total_nnz += r.idx.size();
-        // label, then per entry at most ' ' + 10 digits + ':' + 15 chars of float, then '\n'
+        // label (at most 3 digits), then per entry at most ' ' + 10 digits + ':' + 15 chars
+        // of float, then '\n'
         size_t need = used + 4 + r.idx.size() * 28;
         if (buf.size() < need) buf.resize(std::max(need, 2 * buf.size()));
         char* p = buf.data() + used;
         char* const end = buf.data() + buf.size();
-        *p++ = gen->positive(r) ? '+' : '-';
-        *p++ = '1';
+        if (shape.classes > 2) {
+          p = std::to_chars(p, end, gen->label(r)).ptr;
+        } else {
+          *p++ = gen->positive(r) ? '+' : '-';
+          *p++ = '1';
+        }
         for (size_t j = 0; j < r.idx.size(); ++j) {
           *p++ = ' ';
           p = std::to_chars(p, end, r.idx[j] + one).ptr;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# gen_data's shape flags: what each promises holds on a few thousand rows, any slice and any
-# thread count still give the same bytes, flags left out or given their defaults change
-# nothing, and bad values are refused by name.
+# gen_data's shape flags and --classes: what each promises holds on a few thousand rows,
+# any slice and any thread count still give the same bytes, flags left out or given their
+# defaults change nothing, and bad values are refused by name.
 source "$(dirname "$0")/lib.bash"
 
 GEN=$BUILD/gen_data
@@ -63,13 +63,45 @@ cmp "$tmp/plain1.svm" "$tmp/plain2.svm" || fail "default url output differs betw
 cmp "$tmp/plain1.svm" "$tmp/plain3.svm" || fail "the shape flags at their defaults change the url output"
 pass
 
+# --classes 2 is the +1/-1 labels, byte for byte, on the kind's shape and on a shaped file.
+"$GEN" "${plain[@]}" --classes 2 --out "$tmp/plain4.svm" 2>/dev/null
+cmp "$tmp/plain1.svm" "$tmp/plain4.svm" || fail "--classes 2 changes the url output"
+"$GEN" "${shape[@]}" --classes 2 --rows "$rows" --out "$tmp/shape2.svm" 2>/dev/null
+cmp "$tmp/shape.svm" "$tmp/shape2.svm" || fail "--classes 2 changes the shaped url output"
+pass
+
+# K classes: labels 0..K-1 only, each near 1/K of the rows. The offsets make each class's
+# expected share over 2,048 calibration rows 1/K, to within one row (1/2048); a class's
+# expected share over all rows is then off 1/K by a deviation of at most sqrt(p(1-p)/2048),
+# p = 1/K, and the rows written add sqrt(p(1-p)/rows). Five of the two together cannot be
+# crossed by chance: with K = 5 and 4,000 rows, every class holds 14.5% to 25.5%.
+k=5
+classes=(--kind url --features 50000 --seed 4 --classes "$k" --real-columns 16 --bayes-accuracy 0.8)
+"$GEN" "${classes[@]}" --rows "$rows" --out "$tmp/classes.svm" 2>/dev/null
+awk -v k="$k" '
+  $1 !~ /^[0-9]+$/ || $1 >= k { print "line " NR ": label " $1 " is not one of 0.." k - 1; exit 1 }
+  { n[$1]++ }
+  END {
+    p = 1 / k; tol = 5 * sqrt(p * (1 - p) * (1 / 2048 + 1 / NR)) + 1 / 2048
+    for (c = 0; c < k; c++) {
+      got = n[c] / NR
+      if (got < p - tol || got > p + tol) { printf "class %d in %.4f of rows, not %.4f +- %.4f\n", c, got, p, tol; exit 1 }
+    }
+  }' "$tmp/classes.svm" || fail "--classes $k"
+pass
+# A slice on another thread count is the same lines, with K classes too.
+"$GEN" "${classes[@]}" --rows 1000 --first-row 1234 --threads 3 --out "$tmp/classes_slice.svm" 2>/dev/null
+sed -n 1235,2234p "$tmp/classes.svm" | cmp - "$tmp/classes_slice.svm" || fail "slice of the --classes $k file"
+pass
+
 # Bad values end the run with a message that names the flag, and leave no file.
-refused() {  # flag value expected-message
-  local rc=0
-  "$GEN" --kind url --rows 10 --features 50000 "$1" "$2" --out "$tmp/bad.svm" >"$tmp/bad.out" 2>&1 || rc=$?
-  [[ $rc -ne 0 ]] || fail "$1 $2 was accepted"
-  expect_contains "$tmp/bad.out" "$3" "$1 $2 refused"
-  [[ ! -e $tmp/bad.svm ]] || fail "$1 $2 left a file"
+refused() {  # flag value expected-message [other flags]
+  local rc=0 flag=$1 value=$2 message=$3
+  shift 3
+  "$GEN" --kind url --rows 10 --features 50000 "$flag" "$value" "$@" --out "$tmp/bad.svm" >"$tmp/bad.out" 2>&1 || rc=$?
+  [[ $rc -ne 0 ]] || fail "$flag $value $* was accepted"
+  expect_contains "$tmp/bad.out" "$message" "$flag $value $* refused"
+  [[ ! -e $tmp/bad.svm ]] || fail "$flag $value $* left a file"
 }
 refused --positive-share 0 "--positive-share: must be in (0, 1)"
 refused --positive-share 1.5 "--positive-share: must be in (0, 1)"
@@ -78,4 +110,9 @@ refused --bayes-accuracy 1 "--bayes-accuracy: must be in (0.5, 1)"
 refused --bayes-accuracy 0.6 "--bayes-accuracy: 0.6 is no more than always answering the majority label"
 refused --real-columns -3 "--real-columns: must not be negative"
 refused --popularity-exponent -1 "--popularity-exponent: must be in [0, 2]"
+refused --classes 1 "--classes: Value 1 not in range"
+refused --classes 1001 "--classes: Value 1001 not in range"
+refused --positive-share 0.3 "--positive-share: has no meaning with --classes 5" --classes 5
+refused --bayes-accuracy 0.2 "--bayes-accuracy: must be in (1/K, 1) with --classes 5" --classes 5
+refused --bayes-accuracy 0.999 "--bayes-accuracy: 0.999 is out of reach with --classes 5" --classes 5
 done_checks
