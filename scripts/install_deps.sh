@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package mpisgd needs, and nothing when they are all there,
 # so `make` can call it on every run. `--bench` adds what the benchmarks compare against
+# and measure with (scikit-learn, GNU time, Fashion-MNIST for scripts/fashion_mnist.py)
 # and iproute2 for scripts/slow_network.sh; `--mpich` adds Debian's MPICH (`make MPI=mpich`);
 # `--fuzz` adds clang 14 and its runtime, which holds libFuzzer (`make fuzz`); `--sim` adds
 # SimGrid, whose SMPI runs the ranks on a simulated cluster (`make SIM=1`); `--slurm` adds
@@ -16,7 +17,7 @@ packages=(
 )
 for option in "$@"; do
   case $option in
-    --bench) packages+=(python3-sklearn time iproute2) ;;
+    --bench) packages+=(python3-sklearn time iproute2 dataset-fashion-mnist) ;;
     --mpich) packages+=(mpich libmpich-dev) ;;
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     --sim) packages+=(libsimgrid-dev) ;;
