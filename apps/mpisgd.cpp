@@ -161,6 +161,11 @@ void add_predict_flags(CLI::App& p, mpisgd::PredictConfig& predict) {
   p.add_option("--model", predict.model, "model file (ours or LIBLINEAR's)")->required();
   p.add_option("--data", predict.data, "LIBSVM text or binary cache")->required();
   p.add_option("--out", predict.out, "write one prediction per row");
+  p.add_option("--probabilities", predict.probabilities,
+               "with --out, logistic models: each row's class probabilities after its label, as LIBLINEAR's "
+               "predict -b 1 writes them: ovr (LIBLINEAR's: each class's sigmoid, normalised) or softmax "
+               "(of the margins: models trained with --multiclass softmax)")
+      ->transform(cli::one_of({"ovr", "softmax"}));
   p.add_option("--threads", predict.threads, "OpenMP threads per rank")
       ->transform(cli::positive_whole<int>())
       ->capture_default_str();

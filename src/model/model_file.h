@@ -15,6 +15,7 @@
 // The reader is as strict as the LIBSVM parser: every header line above is required (label
 // exactly when the solver classifies), in any order, once; every weight is one finite
 // number; there are exactly as many weights as the header says.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -50,9 +51,11 @@ struct LinearModel {
       return;
     }
     const size_t k = m.size(), n = features();
-    for (size_t c = 0; c < k; ++c) m[c] = bias >= 0 ? w[n * k + c] * bias : 0.0;
+    std::fill(m.begin(), m.end(), 0.0);
     for (size_t j = 0; j < index.size() && index[j] < n; ++j)
       for (size_t c = 0; c < k; ++c) m[c] += w[index[j] * k + c] * value[j];
+    if (bias >= 0)  // last, as LIBLINEAR adds its bias feature
+      for (size_t c = 0; c < k; ++c) m[c] += w[n * k + c] * bias;
   }
 };
 
