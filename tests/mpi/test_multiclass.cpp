@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -53,6 +55,26 @@ std::string classes_file(int rows, int classes, unsigned seed) {
   return text;
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// What always answering the most frequent class scores.
+double largest_class_share(const std::string& path) {
+  std::istringstream in(read_text(path));
+  std::map<std::string, int> rows;
+  std::string line;
+  int total = 0;
+  while (std::getline(in, line)) {
+    ++rows[line.substr(0, line.find(' '))];
+    ++total;
+  }
+  int most = 0;
+  for (const auto& [label, n] : rows) most = std::max(most, n);
+  return static_cast<double>(most) / total;
+}
+
 TrainConfig class_config(const std::string& data, const std::string& model_out) {
   TrainConfig c = quick_config(data, model_out);
   c.sgd.epochs = 6;
@@ -76,8 +98,11 @@ bool runs_here(const TrainConfig& c) {
 TEST_CASE("every strategy trains a K-class model as allreduce does", "[multiclass]") {
   const int p = world_size();
   const std::string dir = scratch_dir();
-  for (int classes : {3, 10}) {
-    for (const std::string multiclass : {"ovr", "softmax"}) {
+  // Both K and both losses, in two runs: every strategy moves K-column updates the same
+  // way whichever loss made them.
+  const std::pair<int, std::string> cases[] = {{3, "softmax"}, {10, "ovr"}};
+  for (const auto& [classes, multiclass] : cases) {
+    {
       CAPTURE(classes, multiclass);
       const std::string data = write_file("classes.svm", classes_file(600, classes, 7));
       TrainConfig c = class_config(data, dir + "/allreduce.model");
@@ -86,6 +111,7 @@ TEST_CASE("every strategy trains a K-class model as allreduce does", "[multiclas
       const LinearModel reference = load_model(c.save_model);
       REQUIRE(reference.columns() == static_cast<uint32_t>(classes));
       const double reference_accuracy = accuracy(c.save_model, data);
+      const double largest_share = largest_class_share(data);
       // Well above the largest class's share (under 0.5 for K = 3, 0.2 for K = 10).
       REQUIRE(reference_accuracy > (classes == 3 ? 0.8 : 0.6));
       if (p > 1) {
@@ -113,6 +139,10 @@ TEST_CASE("every strategy trains a K-class model as allreduce does", "[multiclas
         run_train(s, MPI_COMM_WORLD);
         if (info.lossless) {
           CHECK(relative_difference(s.save_model, c.save_model) <= 1e-5);
+        } else if (info.name == "ps-async") {
+          // Its model depends on the order the pushes arrive in, which the scheduler
+          // decides (ps_test_util.h): what holds whatever the order is that it learns.
+          CHECK(accuracy(s.save_model, data) >= (largest_share + reference_accuracy) / 2);
         } else {
           // On these 600 rows a point is 6 rows, within the noise of which rows each rank's
           // residual or staleness delays; tests/e2e/topk_convergence.sh holds top-k to a
