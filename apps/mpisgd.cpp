@@ -132,7 +132,7 @@ void add_train_flags(CLI::App& t, mpisgd::TrainConfig& train) {
                "with three or more classes: ovr (one-vs-rest, as LIBLINEAR -s 0) or softmax "
                "(multinomial logistic loss; logreg only)")
       ->transform(cli::one_of({"ovr", "softmax"}))
-      ->capture_default_str();
+      ->default_str("softmax for logreg, ovr for svm");
   add_strategy_flags(t, train);
   add_step_flags(t, train);
   t.add_option("--profile", train.profile, "per-epoch profile: .csv or .jsonl");

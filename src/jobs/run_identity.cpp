@@ -29,8 +29,9 @@ std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
   add("threads", c.sgd.threads);
   add("strategy", c.strategy);
   add("model", c.model);
-  // Recorded only when not the default, so that checkpoints from before the flag resume.
-  if (c.multiclass != "ovr") add("multiclass", c.multiclass);
+  // As settled (ovr or softmax) for K >= 3 classes; two-class runs record none, as
+  // checkpoints from before the flag did not.
+  if (!c.multiclass.empty()) add("multiclass", c.multiclass);
   add("lr-schedule", c.lr_schedule);
   add("lr", c.sgd.lr);
   add("l2", c.l2);

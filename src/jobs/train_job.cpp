@@ -53,7 +53,7 @@ Resolved resolve(const TrainConfig& c) {
   try {
     Resolved r{{loss_from_name(c.model)}, c.sgd, 0};
     r.sgd.schedule = schedule_from_name(c.lr_schedule);
-    if (c.multiclass != "ovr" && c.multiclass != "softmax")
+    if (!c.multiclass.empty() && c.multiclass != "ovr" && c.multiclass != "softmax")
       throw std::invalid_argument("--multiclass " + c.multiclass + ": ovr or softmax");
     if (c.multiclass == "softmax" && r.loss.kind != LossKind::logistic)
       throw std::invalid_argument("--multiclass softmax is the multinomial logistic loss: it needs --model logreg "
@@ -214,6 +214,7 @@ std::unique_ptr<Strategy> build_strategy(const TrainConfig& c, const Resolved& r
 TrainConfig as_settled(const TrainConfig& c, const Resolved& r, const TrainingData& d) {
   TrainConfig settled = c;
   settled.sgd = r.sgd;
+  settled.multiclass = r.loss.columns > 1 ? (r.loss.softmax ? "softmax" : "ovr") : "";
   settled.feature_order = d.order ? "popularity" : "file";
   return settled;
 }
@@ -280,7 +281,11 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   TrainingData data = load(c, r, comm);
   if (r.loss.classification()) {
     r.loss.columns = data.labels.columns();
-    r.loss.softmax = r.loss.columns > 1 && c.multiclass == "softmax";
+    r.loss.softmax = r.loss.columns > 1 && (c.multiclass == "softmax" ||
+                                            (c.multiclass.empty() && r.loss.kind == LossKind::logistic));
+    if (r.loss.columns > 1)
+      spdlog::info("multiclass: {}{}", r.loss.softmax ? "softmax (the multinomial logistic loss)" : "one-vs-rest",
+                   c.multiclass.empty() ? " (the default for " + c.model + ")" : "");
   }
   settle_step(c, data.train.data, r, world);
 

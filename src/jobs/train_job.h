@@ -14,7 +14,9 @@ namespace mpisgd {
 
 struct TrainConfig {
   std::string data, test, model = "logreg", strategy = "sparse-auto";
-  std::string multiclass = "ovr";  // --multiclass: ovr | softmax, with K >= 3 classes (model/loss.h)
+  // --multiclass, with K >= 3 classes (model/loss.h): ovr | softmax; empty, the model's
+  // default: softmax for logreg (docs/performance.md#multiclass), ovr for svm
+  std::string multiclass;
   std::string lr_schedule = "invscaling";
   double l2 = 0;
   // A batch or lr of 0 is `auto`, resolved from the data at start (sgd/step_defaults.h).

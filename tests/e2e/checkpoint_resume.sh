@@ -126,6 +126,18 @@ expect_contains "$tmp/early.out" "stopped after epoch 4 of at most 10" "the resu
 cmp -s "$tmp/early.full" "$tmp/early.resumed" || fail "early-stopped run resumed from epoch 2 differs"
 pass
 
+# Three classes: a softmax run checkpointed after 2 epochs and resumed to 3 ends with the
+# 3-epoch run's bits; resuming it as one-vs-rest is refused, naming the difference.
+"$BUILD"/gen_data --kind url --classes 3 --rows 3000 --features 5000 --nnz 30 --seed 2 --out "$tmp/three.svm" 2>/dev/null
+three() { timeout "$HANG" "$RUN" -np 3 "$MPISGD" train --data "$tmp/three.svm" --batch 10 --seed 5 --no-early-stop \
+  --no-progress "$@" >"$tmp/three.out" 2>&1; }
+three --epochs 3 --save-model "$tmp/three.full" || { cat "$tmp/three.out"; fail "3-class run"; }
+three --epochs 2 --checkpoint "$tmp/ck-three" || { cat "$tmp/three.out"; fail "3-class checkpointed run"; }
+three --epochs 3 --resume "$tmp/ck-three" --save-model "$tmp/three.resumed" || { cat "$tmp/three.out"; fail "3-class resume"; }
+cmp -s "$tmp/three.full" "$tmp/three.resumed" || fail "the resumed 3-class model differs"
+three --epochs 3 --resume "$tmp/ck-three" --multiclass ovr && fail "resumed a softmax run as one-vs-rest"
+expect_contains "$tmp/three.out" "multiclass: checkpoint has softmax, this run ovr" "another loss refused"
+
 # Nothing valid left: a clear error, not a fresh start.
 for f in "$tmp"/ck/epoch-*.ckpt; do truncate -s 10 "$f"; done
 train 3 "$tmp/none.out" --epochs $EPOCHS --resume "$tmp/ck" && fail "resumed from damaged checkpoints only"

@@ -2,7 +2,7 @@
 # LIBLINEAR is the reference: on the same generated URL-like files, our logistic
 # regression is within 1 accuracy point of `liblinear-train -s 0`, and LIBLINEAR's own
 # `predict` reads the models we write and predicts exactly what `mpisgd predict` does;
-# the same with four classes, one-vs-rest and softmax, probabilities included.
+# the same with three classes, one-vs-rest and softmax, probabilities included.
 source "$(dirname "$0")/lib.bash"
 
 "$BUILD"/gen_data --kind url --rows 20000 --seed 3 --out "$tmp/train.svm" 2>/dev/null
@@ -60,13 +60,13 @@ awk -v r="$rmse" -v m="$mse" 'BEGIN { d = r * r - m; exit !(d * d <= 1e-8 * (m *
   fail "regression: our RMSE $rmse does not match LIBLINEAR's MSE $mse"
 pass
 
-# Four classes: within a point of LIBLINEAR -s 0 (one-vs-rest) with ovr and softmax at
+# Three classes: within a point of LIBLINEAR -s 0 (one-vs-rest) with ovr and softmax at
 # default flags; each tool's predict reads the other's models and predicts the same
 # labels, and the same probabilities to the float rounding of the values (LIBLINEAR
 # reads them as doubles, we as floats); a test label the training rows lack is named
 # and counted wrong.
-"$BUILD"/gen_data --kind url --classes 4 --features 50000 --rows 10000 --seed 6 --out "$tmp/mc_train.svm" 2>/dev/null
-"$BUILD"/gen_data --kind url --classes 4 --features 50000 --rows 3000 --first-row 10000 --seed 6 \
+"$BUILD"/gen_data --kind url --classes 3 --features 50000 --rows 10000 --seed 6 --out "$tmp/mc_train.svm" 2>/dev/null
+"$BUILD"/gen_data --kind url --classes 3 --features 50000 --rows 3000 --first-row 10000 --seed 6 \
   --out "$tmp/mc_test.svm" 2>/dev/null
 liblinear-train -s 0 -q "$tmp/mc_train.svm" "$tmp/mc_ll.model"
 liblinear-predict -b 1 "$tmp/mc_test.svm" "$tmp/mc_ll.model" "$tmp/mc_ll.prob" >"$tmp/mc_ll.out"
@@ -76,21 +76,21 @@ same_probabilities() {  # a b: same labels, probabilities within 1e-4
     for (i = 2; i <= n; i++) { d = $i - $(n + i); if (d > 1e-4 || d < -1e-4) exit 1 } }'
 }
 "$RUN" -np 3 "$MPISGD" predict --model "$tmp/mc_ll.model" --data "$tmp/mc_test.svm" --out "$tmp/mc_ll.ours.prob" \
-  --probabilities ovr >/dev/null 2>&1 || fail "predict with LIBLINEAR's 4-class model"
-head -n 1 "$tmp/mc_ll.prob" | cmp -s - <(head -n 1 "$tmp/mc_ll.ours.prob") || fail "4 classes: the labels line differs"
+  --probabilities ovr >/dev/null 2>&1 || fail "predict with LIBLINEAR's 3-class model"
+head -n 1 "$tmp/mc_ll.prob" | cmp -s - <(head -n 1 "$tmp/mc_ll.ours.prob") || fail "3 classes: the labels line differs"
 same_probabilities "$tmp/mc_ll.prob" "$tmp/mc_ll.ours.prob" ||
-  fail "4 classes: mpisgd predict disagrees with liblinear-predict -b 1 on LIBLINEAR's model"
+  fail "3 classes: mpisgd predict disagrees with liblinear-predict -b 1 on LIBLINEAR's model"
 pass
 for mc in ovr softmax; do
   "$RUN" -np 2 "$MPISGD" train --data "$tmp/mc_train.svm" --multiclass $mc --save-model "$tmp/mc_$mc.model" \
     --no-progress >"$tmp/mc_$mc.train" 2>&1 || { cat "$tmp/mc_$mc.train"; fail "$mc training"; }
-  expect_contains "$tmp/mc_$mc.train" "4 classes, in the model's order" "$mc: the classes logged"
+  expect_contains "$tmp/mc_$mc.train" "3 classes, in the model's order" "$mc: the classes logged"
   "$RUN" -np 2 "$MPISGD" predict --model "$tmp/mc_$mc.model" --data "$tmp/mc_test.svm" --out "$tmp/mc_$mc.pred" \
     >"$tmp/mc_$mc.out" 2>&1
   liblinear-predict "$tmp/mc_test.svm" "$tmp/mc_$mc.model" "$tmp/mc_$mc.ll.pred" >"$tmp/mc_$mc.ll.out"
   cmp -s "$tmp/mc_$mc.pred" "$tmp/mc_$mc.ll.pred" || fail "$mc: liblinear-predict disagrees with mpisgd predict"
   ours=$(accuracy_of "$tmp/mc_$mc.out")
-  echo "4 classes: LIBLINEAR -s 0 $reference%, mpisgd --multiclass $mc $ours%"
+  echo "3 classes: LIBLINEAR -s 0 $reference%, mpisgd --multiclass $mc $ours%"
   awk -v a="$ours" -v b="$reference" 'BEGIN { exit !(a >= b - 1) }' ||
     fail "$mc: accuracy $ours% is more than 1 point below LIBLINEAR's $reference%"
   pass

@@ -159,6 +159,7 @@ TEST_CASE("a one-vs-rest column is the binary model of its class against the res
   const std::string text = classes_file(500, 3, 11);
   const std::string data = write_file("three.svm", text);
   TrainConfig c = class_config(data, dir + "/ovr.model");
+  c.multiclass = "ovr";
   // MPI_Allreduce may sum 3N floats in another order than N; the default strategy sums in
   // one tree order whatever the length and density.
   c.strategy = "sparse-auto";
