@@ -129,9 +129,10 @@ void add_train_flags(CLI::App& t, mpisgd::TrainConfig& train) {
       ->transform(cli::one_of({"logreg", "svm", "linreg"}))
       ->capture_default_str();
   t.add_option("--multiclass", train.multiclass,
-               "with three or more classes: ovr (one-vs-rest, as LIBLINEAR -s 0) or softmax "
-               "(multinomial logistic loss; logreg only)")
-      ->transform(cli::one_of({"ovr", "softmax"}))
+               "with three or more classes: ovr (one-vs-rest, as LIBLINEAR -s 0), softmax "
+               "(multinomial logistic loss; logreg only) or crammer-singer (multi-class hinge, as LIBLINEAR "
+               "-s 4; svm only)")
+      ->transform(cli::one_of({"ovr", "softmax", "crammer-singer"}))
       ->default_str("softmax for logreg, ovr for svm");
   add_strategy_flags(t, train);
   add_step_flags(t, train);

@@ -93,7 +93,7 @@ void run_predict(const PredictConfig& c, MPI_Comm comm) {
 
   Dataset data = load_dataset(c.data, comm, load).data;
   if (model->classification) warn_unseen_labels(c.data, data, model->labels, comm);
-  Evaluation ev = evaluate(data, Loss{model->loss, model->columns()}, model->labels, c.threads, comm,
+  Evaluation ev = evaluate(data, Loss{model->loss, model->columns(), model->multiclass}, model->labels, c.threads, comm,
                            [&](auto index, auto value, auto m) { model->margins(index, value, m); });
   int rank = 0;
   MPI_Comm_rank(comm, &rank);

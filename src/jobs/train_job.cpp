@@ -53,11 +53,15 @@ Resolved resolve(const TrainConfig& c) {
   try {
     Resolved r{{loss_from_name(c.model)}, c.sgd, 0};
     r.sgd.schedule = schedule_from_name(c.lr_schedule);
-    if (!c.multiclass.empty() && c.multiclass != "ovr" && c.multiclass != "softmax")
-      throw std::invalid_argument("--multiclass " + c.multiclass + ": ovr or softmax");
+    if (!c.multiclass.empty() && c.multiclass != "ovr" && c.multiclass != "softmax" &&
+        c.multiclass != "crammer-singer")
+      throw std::invalid_argument("--multiclass " + c.multiclass + ": ovr, softmax or crammer-singer");
     if (c.multiclass == "softmax" && r.loss.kind != LossKind::logistic)
       throw std::invalid_argument("--multiclass softmax is the multinomial logistic loss: it needs --model logreg "
-                                  "(svm trains one-vs-rest)");
+                                  "(svm trains ovr or crammer-singer)");
+    if (c.multiclass == "crammer-singer" && r.loss.kind != LossKind::hinge)
+      throw std::invalid_argument("--multiclass crammer-singer is the multi-class hinge loss: it needs --model svm "
+                                  "(logreg trains softmax or ovr)");
     if (c.sgd.epochs < 1) throw std::invalid_argument("--epochs must be at least 1");
     if (c.sgd.threads < 1) throw std::invalid_argument("--threads must be at least 1");
     if (kSimulated && c.sgd.threads > 1)
@@ -214,7 +218,7 @@ std::unique_ptr<Strategy> build_strategy(const TrainConfig& c, const Resolved& r
 TrainConfig as_settled(const TrainConfig& c, const Resolved& r, const TrainingData& d) {
   TrainConfig settled = c;
   settled.sgd = r.sgd;
-  settled.multiclass = r.loss.columns > 1 ? (r.loss.softmax ? "softmax" : "ovr") : "";
+  settled.multiclass = r.loss.columns > 1 ? multiclass_name(r.loss.multiclass) : "";
   settled.feature_order = d.order ? "popularity" : "file";
   return settled;
 }
@@ -264,7 +268,8 @@ void finish(const TrainConfig& c, const Resolved& r, const TrainingData& d, cons
   if (!c.save_model.empty())
     run_on_root(world, 0, [&] {
       std::vector<double> values = d.order ? d.order->to_file_order(w.values()) : w.values();
-      save_model(c.save_model, LinearModel{r.loss.classification(), r.loss.kind, d.labels, -1, std::move(values)});
+      save_model(c.save_model, LinearModel{r.loss.classification(), r.loss.kind, d.labels, -1, std::move(values),
+                                           r.loss.multiclass});
       spdlog::info("model written to {}", c.save_model);
     });
   if (!c.profile.empty()) run_on_root(world, 0, [&] {
@@ -281,10 +286,10 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   TrainingData data = load(c, r, comm);
   if (r.loss.classification()) {
     r.loss.columns = data.labels.columns();
-    r.loss.softmax = r.loss.columns > 1 && (c.multiclass == "softmax" ||
-                                            (c.multiclass.empty() && r.loss.kind == LossKind::logistic));
+    r.loss.multiclass = c.multiclass.empty() ? (r.loss.kind == LossKind::logistic ? Multiclass::softmax : Multiclass::ovr)
+                                             : multiclass_from_name(c.multiclass);
     if (r.loss.columns > 1)
-      spdlog::info("multiclass: {}{}", r.loss.softmax ? "softmax (the multinomial logistic loss)" : "one-vs-rest",
+      spdlog::info("multiclass: {}{}", multiclass_name(r.loss.multiclass),
                    c.multiclass.empty() ? " (the default for " + c.model + ")" : "");
   }
   settle_step(c, data.train.data, r, world);

@@ -14,8 +14,9 @@ namespace mpisgd {
 
 struct TrainConfig {
   std::string data, test, model = "logreg", strategy = "sparse-auto";
-  // --multiclass, with K >= 3 classes (model/loss.h): ovr | softmax; empty, the model's
-  // default: softmax for logreg (docs/performance.md#multiclass), ovr for svm
+  // --multiclass, with K >= 3 classes (model/loss.h): ovr | softmax | crammer-singer;
+  // empty, the model's default: softmax for logreg (docs/performance.md#multiclass), ovr
+  // for svm
   std::string multiclass;
   std::string lr_schedule = "invscaling";
   double l2 = 0;

@@ -14,6 +14,9 @@
 //                 "class c against the rest" would)
 //   softmax       ln sum_c exp(m_c) - m_y,  d/dm_c = p_c - [c = y],  p = softmax(m)
 //                 (multinomial logistic regression; Bishop, PRML section 4.3.4)
+//   Crammer-Singer  max(0, 1 + max_{c != y} m_c - m_y): the multi-class hinge (Crammer
+//                 and Singer, JMLR 2001, eq. 13; LIBLINEAR -s 4); a subgradient is +1 for
+//                 the most violating class r and -1 for y when the hinge is active
 // The gradient of column c is d_c x: a row touches K weights per non-zero.
 #include <algorithm>
 #include <cmath>
@@ -24,11 +27,14 @@
 namespace mpisgd {
 
 enum class LossKind { logistic, hinge, squared };
+// How K >= 3 classes share the loss (above): one-vs-rest takes the binary loss's kind;
+// softmax goes with logistic, Crammer-Singer with hinge.
+enum class Multiclass { ovr, softmax, crammer_singer };
 
 struct Loss {
   LossKind kind;
   uint32_t columns = 1;  // weight columns: 1 (two classes, regression) or K >= 3 classes
-  bool softmax = false;  // K >= 3 logistic only: the multinomial loss in place of one-vs-rest
+  Multiclass multiclass = Multiclass::ovr;  // with K >= 3 classes
 
   bool classification() const { return kind != LossKind::squared; }
 
@@ -62,7 +68,8 @@ struct Loss {
 
   // The K-class loss of margins m (K = columns) for a row of class y.
   double value(std::span<const double> m, uint32_t y) const {
-    if (softmax) return log_sum_exp(m) - m[y];
+    if (multiclass == Multiclass::softmax) return log_sum_exp(m) - m[y];
+    if (multiclass == Multiclass::crammer_singer) return std::max(0.0, 1 + m[rival(m, y)] - m[y]);
     double sum = 0;
     for (uint32_t c = 0; c < m.size(); ++c) sum += value(m[c], c == y ? 1.0 : -1.0);
     return sum;
@@ -70,9 +77,18 @@ struct Loss {
 
   // d[c] = the derivative of value(m, y) in m_c.
   void derivatives(std::span<const double> m, uint32_t y, std::span<double> d) const {
-    if (softmax) {
+    if (multiclass == Multiclass::softmax) {
       const double lse = log_sum_exp(m);
       for (uint32_t c = 0; c < m.size(); ++c) d[c] = std::exp(m[c] - lse) - (c == y ? 1.0 : 0.0);
+      return;
+    }
+    if (multiclass == Multiclass::crammer_singer) {
+      std::fill(d.begin(), d.end(), 0.0);
+      const uint32_t r = rival(m, y);
+      if (1 + m[r] - m[y] > 0) {
+        d[r] = 1;
+        d[y] = -1;
+      }
       return;
     }
     for (uint32_t c = 0; c < m.size(); ++c) d[c] = derivative(m[c], c == y ? 1.0 : -1.0);
@@ -84,6 +100,13 @@ struct Loss {
   }
 
  private:
+  // The class other than y with the largest margin, the first on ties.
+  static uint32_t rival(std::span<const double> m, uint32_t y) {
+    uint32_t r = y == 0 ? 1 : 0;
+    for (uint32_t c = r + 1; c < m.size(); ++c)
+      if (c != y && m[c] > m[r]) r = c;
+    return r;
+  }
   // ln sum exp(m_c), shifted by the largest margin so that no exp overflows.
   static double log_sum_exp(std::span<const double> m) {
     const double top = *std::max_element(m.begin(), m.end());
@@ -93,8 +116,10 @@ struct Loss {
   }
 };
 
-// Names used on the command line: logreg, svm, linreg.
+// Names used on the command line: logreg, svm, linreg; ovr, softmax, crammer-singer.
 LossKind loss_from_name(const std::string& name);
 const char* model_name(LossKind kind);
+Multiclass multiclass_from_name(const std::string& name);
+const char* multiclass_name(Multiclass form);
 
 }  // namespace mpisgd

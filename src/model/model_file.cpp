@@ -98,6 +98,7 @@ class ModelReader {
     m.loss = h.solver->loss;
     if (m.classification && h.labels.size() == 2) m.labels = LabelMap{h.labels[0], h.labels[1], {}};
     if (m.classification && h.labels.size() > 2) m.labels.classes = h.labels;
+    if (h.solver == &kCrammerSinger) m.multiclass = Multiclass::crammer_singer;
     m.bias = h.bias;
     weights(h, m.w);
     return m;
@@ -293,7 +294,9 @@ void save_model(const std::string& path, const LinearModel& m) {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) throw std::runtime_error(tmp + ": cannot open for writing");
     const uint32_t k = m.columns();
-    out << "solver_type " << solver_name(m.loss) << "\nnr_class " << (k == 1 ? 2 : k) << "\n";
+    const bool crammer_singer = k > 1 && m.multiclass == Multiclass::crammer_singer;
+    out << "solver_type " << (crammer_singer ? kCrammerSinger.name : solver_name(m.loss)) << "\nnr_class "
+        << (k == 1 ? 2 : k) << "\n";
     // Shortest round-trip text: a label comes back as the same float (1234567, not 1.23457e+06).
     if (m.classification && k == 1) out << fmt::format("label {} {}\n", m.labels.positive, m.labels.negative);
     if (k > 1) out << fmt::format("label {}\n", fmt::join(m.labels.classes, " "));

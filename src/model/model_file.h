@@ -1,8 +1,8 @@
 #pragma once
 // Models in LIBLINEAR's text format, so LIBLINEAR's `predict` reads what we write and we
 // read what LIBLINEAR writes:
-//   solver_type L2R_LR | L2R_L1LOSS_SVC_DUAL | L2R_L2LOSS_SVR (ours; LIBLINEAR's other
-//                                    two-class and regression solvers are read too)
+//   solver_type L2R_LR | L2R_L1LOSS_SVC_DUAL | L2R_L2LOSS_SVR | MCSVM_CS (ours; LIBLINEAR's
+//                                    other two-class and regression solvers are read too)
 //   nr_class 2                       (or K >= 3)
 //   label <positive> <negative>      (classification only; with K >= 3 the K labels in
 //                                    the order of the weight columns)
@@ -33,6 +33,7 @@ struct LinearModel {
   double bias = -1;
   // nr_feature rows of columns() weights, then the bias's row if bias >= 0; feature-major
   std::vector<double> w;
+  Multiclass multiclass = Multiclass::ovr;  // with K >= 3 classes: MCSVM_CS is crammer_singer
 
   uint32_t columns() const { return classification ? labels.columns() : 1; }
   uint32_t features() const {

@@ -2,7 +2,8 @@
 # LIBLINEAR is the reference: on the same generated URL-like files, our logistic
 # regression is within 1 accuracy point of `liblinear-train -s 0`, and LIBLINEAR's own
 # `predict` reads the models we write and predicts exactly what `mpisgd predict` does;
-# the same with three classes, one-vs-rest and softmax, probabilities included.
+# the same with three classes, one-vs-rest, softmax and Crammer-Singer, probabilities
+# included.
 source "$(dirname "$0")/lib.bash"
 
 "$BUILD"/gen_data --kind url --rows 20000 --seed 3 --out "$tmp/train.svm" 2>/dev/null
@@ -101,6 +102,26 @@ liblinear-predict -b 1 "$tmp/mc_test.svm" "$tmp/mc_ovr.model" "$tmp/mc_ovr.ll.pr
 same_probabilities "$tmp/mc_ovr.prob" "$tmp/mc_ovr.ll.prob" ||
   fail "ovr: mpisgd predict --probabilities ovr disagrees with liblinear-predict -b 1"
 pass
+# Crammer-Singer (svm): LIBLINEAR's predict reads our MCSVM_CS model and agrees; within a
+# point of LIBLINEAR -s 4.
+liblinear-train -s 4 -q "$tmp/mc_train.svm" "$tmp/mc_llcs.model"
+liblinear-predict "$tmp/mc_test.svm" "$tmp/mc_llcs.model" /dev/null >"$tmp/mc_llcs.out"
+"$RUN" -np 2 "$MPISGD" train --data "$tmp/mc_train.svm" --model svm --multiclass crammer-singer \
+  --save-model "$tmp/mc_cs.model" --no-progress >"$tmp/mc_cs.train" 2>&1 || { cat "$tmp/mc_cs.train"; fail "crammer-singer training"; }
+expect_contains "$tmp/mc_cs.model" "solver_type MCSVM_CS" "a Crammer-Singer model file"
+"$RUN" -np 2 "$MPISGD" predict --model "$tmp/mc_cs.model" --data "$tmp/mc_test.svm" --out "$tmp/mc_cs.pred" \
+  >"$tmp/mc_cs.out" 2>&1
+liblinear-predict "$tmp/mc_test.svm" "$tmp/mc_cs.model" "$tmp/mc_cs.ll.pred" >/dev/null
+cmp -s "$tmp/mc_cs.pred" "$tmp/mc_cs.ll.pred" || fail "crammer-singer: liblinear-predict disagrees with mpisgd predict"
+ours=$(accuracy_of "$tmp/mc_cs.out") reference=$(accuracy_of "$tmp/mc_llcs.out")
+echo "3 classes: LIBLINEAR -s 4 $reference%, mpisgd --model svm --multiclass crammer-singer $ours%"
+awk -v a="$ours" -v b="$reference" 'BEGIN { exit !(a >= b - 1) }' ||
+  fail "crammer-singer: accuracy $ours% is more than 1 point below LIBLINEAR -s 4's $reference%"
+pass
+"$RUN" -np 1 "$MPISGD" train --data "$tmp/mc_train.svm" --multiclass crammer-singer >"$tmp/mc_bad.out" 2>&1 &&
+  fail "crammer-singer accepted for logreg"
+expect_contains "$tmp/mc_bad.out" "--multiclass crammer-singer is the multi-class hinge loss: it needs --model svm" \
+  "crammer-singer refused for logreg"
 { cat "$tmp/mc_test.svm"; echo "7 1:1"; echo "7 2:1"; } >"$tmp/mc_unseen.svm"
 "$RUN" -np 2 "$MPISGD" predict --model "$tmp/mc_ovr.model" --data "$tmp/mc_unseen.svm" >"$tmp/mc_unseen.out" 2>&1
 expect_contains "$tmp/mc_unseen.out" "2 rows have label the training rows lack (7); they count as errors" "unseen label"

@@ -346,9 +346,10 @@ TEST_CASE("batch gradient: K columns equal the naive K-class sum at every thread
   const std::vector<Config> configs = {{70, 3, 25}, {130, 10, 33}, {1000, 4, 64}, {500, 3, 300}};
   std::mt19937_64 rng(77);
   for (const auto& cfg : configs) {
-    for (const Loss loss : {Loss{LossKind::logistic, cfg.classes, false}, Loss{LossKind::logistic, cfg.classes, true},
-                            Loss{LossKind::hinge, cfg.classes, false}}) {
-      INFO("features " << cfg.features << " K " << cfg.classes << " softmax " << loss.softmax << " kind "
+    for (const Loss loss :
+         {Loss{LossKind::logistic, cfg.classes, Multiclass::ovr}, Loss{LossKind::logistic, cfg.classes, Multiclass::softmax},
+          Loss{LossKind::hinge, cfg.classes, Multiclass::ovr}, Loss{LossKind::hinge, cfg.classes, Multiclass::crammer_singer}}) {
+      INFO("features " << cfg.features << " K " << cfg.classes << " form " << static_cast<int>(loss.multiclass) << " kind "
                        << model_name(loss.kind));
       const uint32_t dim = cfg.features * cfg.classes;
       Dataset d = random_dataset(rng, 120, cfg.features, 20, false);

@@ -2,6 +2,7 @@
 // logistic stability for large margins, flags and names.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -116,21 +117,38 @@ TEST_CASE("losses: names round trip and unknown names throw", "[loss]") {
   CHECK_THROWS_WITH(loss_from_name("lasso"), Catch::Contains("lasso"));
 }
 
+namespace {
+
+// Whether the Crammer-Singer hinge has a kink within 1e-3 of m: the active margin at 0, or
+// the two largest rivals tied.
+bool near_kink(const std::vector<double>& m, uint32_t y) {
+  std::vector<double> rivals;
+  for (uint32_t c = 0; c < m.size(); ++c)
+    if (c != y) rivals.push_back(m[c]);
+  std::sort(rivals.rbegin(), rivals.rend());
+  return std::abs(1 + rivals[0] - m[y]) < 1e-3 || rivals[0] - rivals[1] < 1e-3;
+}
+
+}  // namespace
+
 TEST_CASE("losses: K-class derivatives match central finite differences", "[loss]") {
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> margin(-6, 6);
   for (uint32_t classes : {3u, 4u, 10u}) {
-    for (Loss loss : {Loss{LossKind::logistic, classes, true}, Loss{LossKind::logistic, classes, false},
-                      Loss{LossKind::hinge, classes, false}}) {
+    for (Loss loss : {Loss{LossKind::logistic, classes, Multiclass::softmax}, Loss{LossKind::logistic, classes},
+                      Loss{LossKind::hinge, classes}, Loss{LossKind::hinge, classes, Multiclass::crammer_singer}}) {
       for (int trial = 0; trial < 20; ++trial) {
         std::vector<double> m(classes), d(classes);
         for (double& x : m) x = margin(rng);
         const uint32_t y = static_cast<uint32_t>(rng() % classes);
         loss.derivatives(m, y, d);
         for (uint32_t c = 0; c < classes; ++c) {
-          INFO("K " << classes << " softmax " << loss.softmax << " kind " << model_name(loss.kind) << " c " << c);
-          // The hinge has a kink at y_c m_c = 1, where a difference straddling it is neither side's slope.
+          INFO("K " << classes << " form " << static_cast<int>(loss.multiclass) << " kind " << model_name(loss.kind)
+                    << " c " << c);
+          // The hinges have kinks (y_c m_c = 1; 1 + m_r = m_y, or two rivals tied), where a
+          // difference straddling one is neither side's slope.
           if (loss.kind == LossKind::hinge && std::abs(std::abs(m[c]) - 1) < 1e-3) continue;
+          if (loss.multiclass == Multiclass::crammer_singer && near_kink(m, y)) continue;
           const double h = 1e-5;
           std::vector<double> up = m, down = m;
           up[c] += h;
@@ -145,7 +163,7 @@ TEST_CASE("losses: K-class derivatives match central finite differences", "[loss
 
 TEST_CASE("losses: one-vs-rest is K binary losses; softmax's derivatives sum to zero", "[loss]") {
   const std::vector<double> m = {0.5, -2, 3, 0.25};
-  const Loss ovr{LossKind::logistic, 4, false}, softmax{LossKind::logistic, 4, true};
+  const Loss ovr{LossKind::logistic, 4}, softmax{LossKind::logistic, 4, Multiclass::softmax};
   const Loss binary{LossKind::logistic};
   std::vector<double> d(4);
   ovr.derivatives(m, 2, d);
@@ -163,4 +181,13 @@ TEST_CASE("losses: one-vs-rest is K binary losses; softmax's derivatives sum to 
   CHECK(softmax.value(std::vector<double>{800, -800, 0, 1}, 0) == Approx(0).margin(1e-12));
   CHECK(softmax.value(std::vector<double>{800, -800, 0, 1}, 1) == Approx(1600));
   CHECK(Loss::argmax(std::vector<double>{1, 3, 3, 2}) == 1);  // the first of the largest, as LIBLINEAR
+
+  // Crammer-Singer: the most violating rival and the true class move, nothing else.
+  const Loss cs{LossKind::hinge, 4, Multiclass::crammer_singer};
+  cs.derivatives(m, 0, d);  // y = 0 at 0.5, rival class 2 at 3: 1 + 3 - 0.5 > 0
+  CHECK(d == std::vector<double>{-1, 0, 1, 0});
+  CHECK(cs.value(m, 0) == 3.5);
+  cs.derivatives(m, 2, d);  // y = 2 at 3, rival class 0 at 0.5: 1 + 0.5 - 3 < 0
+  CHECK(d == std::vector<double>{0, 0, 0, 0});
+  CHECK(cs.value(m, 2) == 0);
 }

@@ -330,7 +330,7 @@ TEST_CASE("model file: labels are written exactly", "[model_file]") {
   TempDir dir;
   const std::string path = dir.file("labels.model");
   LinearModel m;
-  m.labels = {1234567, 0};
+  m.labels = {1234567, 0, {}};
   m.w = {0.25};
   save_model(path, m);
   REQUIRE(read_lines(path)[2] == "label 1234567 0");
