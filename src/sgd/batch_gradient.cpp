@@ -223,7 +223,7 @@ BatchLoss BatchGradient::run(const Dataset& data, std::span<const uint64_t> rows
       publish(t, static_cast<uint32_t>(c1));
     };
     auto adds = [&](size_t c0, size_t c1) {
-      for (int k = 0; k < nt; ++k) await(k, static_cast<uint32_t>(c1));
+      for (int u = 0; u < nt; ++u) await(u, static_cast<uint32_t>(c1));
       for (size_t r = c0; r < c1; ++r) {
         const bool counts_loss = r % static_cast<size_t>(nt) == static_cast<size_t>(t);
         const Segment s = segment[r];
@@ -260,7 +260,7 @@ BatchLoss BatchGradient::run(const Dataset& data, std::span<const uint64_t> rows
 #pragma omp single
     {
       thread_offset_[0] = 0;
-      for (int k = 0; k < nt; ++k) thread_offset_[static_cast<size_t>(k) + 1] += thread_offset_[static_cast<size_t>(k)];
+      for (int u = 0; u < nt; ++u) thread_offset_[static_cast<size_t>(u) + 1] += thread_offset_[static_cast<size_t>(u)];
       nnz = thread_offset_[static_cast<size_t>(nt)];
       if (out) {
         out->reserve_pairs(nnz);
