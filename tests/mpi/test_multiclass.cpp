@@ -102,53 +102,51 @@ TEST_CASE("every strategy trains a K-class model as allreduce does", "[multiclas
   // way whichever loss made them.
   const std::pair<int, std::string> cases[] = {{3, "softmax"}, {10, "ovr"}};
   for (const auto& [classes, multiclass] : cases) {
-    {
-      CAPTURE(classes, multiclass);
-      const std::string data = write_file("classes.svm", classes_file(600, classes, 7));
-      TrainConfig c = class_config(data, dir + "/allreduce.model");
-      c.multiclass = multiclass;
-      run_train(c, MPI_COMM_WORLD);
-      const LinearModel reference = load_model(c.save_model);
-      REQUIRE(reference.columns() == static_cast<uint32_t>(classes));
-      const double reference_accuracy = accuracy(c.save_model, data);
-      const double largest_share = largest_class_share(data);
-      // Well above the largest class's share (under 0.5 for K = 3, 0.2 for K = 10).
-      REQUIRE(reference_accuracy > (classes == 3 ? 0.8 : 0.6));
-      if (p > 1) {
-        TrainConfig ps = c;
-        train_on_first(p - 1, c);
-        ps.strategy = "ps-sync";
-        ps.save_model = dir + "/ps.model";
-        run_train(ps, MPI_COMM_WORLD);
-        CHECK(relative_difference(ps.save_model, c.save_model) <= 1e-6);
-        run_train(c, MPI_COMM_WORLD);
-      }
+    CAPTURE(classes, multiclass);
+    const std::string data = write_file("classes.svm", classes_file(600, classes, 7));
+    TrainConfig c = class_config(data, dir + "/allreduce.model");
+    c.multiclass = multiclass;
+    run_train(c, MPI_COMM_WORLD);
+    const LinearModel reference = load_model(c.save_model);
+    REQUIRE(reference.columns() == static_cast<uint32_t>(classes));
+    const double reference_accuracy = accuracy(c.save_model, data);
+    const double largest_share = largest_class_share(data);
+    // Well above the largest class's share (under 0.5 for K = 3, 0.2 for K = 10).
+    REQUIRE(reference_accuracy > (classes == 3 ? 0.8 : 0.6));
+    if (p > 1) {
+      TrainConfig workers = c, ps = c;
+      workers.save_model = dir + "/workers.model";
+      train_on_first(p - 1, workers);
+      ps.strategy = "ps-sync";
+      ps.save_model = dir + "/ps.model";
+      run_train(ps, MPI_COMM_WORLD);
+      CHECK(relative_difference(ps.save_model, workers.save_model) <= 1e-6);
+    }
 
-      for (const auto& info : strategy_registry()) {
-        TrainConfig s = c;
-        s.strategy = info.name;
-        if (info.name == "allreduce" || info.name == "ps-sync" || !runs_here(s)) continue;
-        CAPTURE(info.name);
-        s.save_model = dir + "/" + info.name + ".model";
-        // Top-k sends a tenth of the weights a step: the default hundredth is a handful of
-        // these few hundred (tests/e2e/topk_convergence.sh holds it to that on larger data).
-        if (!info.lossless) {
-          s.strategy_flags.get<SparsifyOptions>().density = 0.1;
-          if (!runs_here(s)) s.strategy_flags.get<SparsifyOptions>().density = 0;
-        }
-        run_train(s, MPI_COMM_WORLD);
-        if (info.lossless) {
-          CHECK(relative_difference(s.save_model, c.save_model) <= 1e-5);
-        } else if (info.name == "ps-async") {
-          // Its model depends on the order the pushes arrive in, which the scheduler
-          // decides (ps_test_util.h): what holds whatever the order is that it learns.
-          CHECK(accuracy(s.save_model, data) >= (largest_share + reference_accuracy) / 2);
-        } else {
-          // On these 600 rows a point is 6 rows, within the noise of which rows each rank's
-          // residual or staleness delays; tests/e2e/topk_convergence.sh holds top-k to a
-          // point of allreduce on 20,000 rows of K classes.
-          CHECK(accuracy(s.save_model, data) >= reference_accuracy - 0.03);
-        }
+    for (const auto& info : strategy_registry()) {
+      TrainConfig s = c;
+      s.strategy = info.name;
+      if (info.name == "allreduce" || info.name == "ps-sync" || !runs_here(s)) continue;
+      CAPTURE(info.name);
+      s.save_model = dir + "/" + info.name + ".model";
+      // Top-k sends a tenth of the weights a step: the default hundredth is a handful of
+      // these few hundred (tests/e2e/topk_convergence.sh holds it to that on larger data).
+      if (!info.lossless) {
+        s.strategy_flags.get<SparsifyOptions>().density = 0.1;
+        if (!runs_here(s)) s.strategy_flags.get<SparsifyOptions>().density = 0;
+      }
+      run_train(s, MPI_COMM_WORLD);
+      if (info.lossless) {
+        CHECK(relative_difference(s.save_model, c.save_model) <= 1e-5);
+      } else if (info.name == "ps-async") {
+        // Its model depends on the order the pushes arrive in, which the scheduler
+        // decides (ps_test_util.h): what holds whatever the order is that it learns.
+        CHECK(accuracy(s.save_model, data) >= (largest_share + reference_accuracy) / 2);
+      } else {
+        // On these 600 rows a point is 6 rows, within the noise of which rows each rank's
+        // residual or staleness delays; tests/e2e/topk_convergence.sh holds top-k to a
+        // point of allreduce on 20,000 rows of K classes.
+        CHECK(accuracy(s.save_model, data) >= reference_accuracy - 0.03);
       }
     }
   }
