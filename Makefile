@@ -1,6 +1,7 @@
 # mpisgd build. `make` builds, `make test` runs every test, `make demo` trains on a small
 # generated set, `make bench` runs the benchmarks. Each first installs what is missing.
-# Options: SANITIZE=1 (address+undefined), DEBUG=1 (-O0), GPU=1 (CUDA path, later issue),
+# Options: SANITIZE=1 (address+undefined), DEBUG=1 (-O0), GPU=1 (the CUDA path, build-gpu),
+# GPU=omp (the same device code on the CPU through Thrust's OpenMP backend, build-gpu-omp),
 # MPI=mpich (Debian's MPICH instead of the default Open MPI, built into build-mpich;
 # `make test MPI=mpich` runs the suite under it), SIM=1 (SimGrid's SMPI: every rank in one
 # process on a simulated network, built into build-sim; run with scripts/simulate.sh).
@@ -29,6 +30,32 @@ FILE_IO   := src/data/mpi_file_io.cpp
 endif
 # Each MPI and sanitizer build has a folder of its own, so none mixes objects of another.
 BUILD     ?= build$(if $(SIM),-sim,$(if $(filter mpich,$(MPI)),-mpich))$(if $(SANITIZE),-san)
+# GPU=1 compiles the GPU path (src/device/*.cu) with nvcc; GPU=omp compiles the same files
+# with $(CXX) against Thrust's OpenMP backend, which runs and tests them without a GPU.
+# Both take Thrust from the CUDA toolkit under CUDA_HOME (no Debian package has it, so
+# install_deps.sh leaves it out) and link the CPU build's objects (OBJ_HOME): only the
+# device files differ. Open MPI and MPICH builds alike; not with SIM or SANITIZE.
+CUDA_HOME ?= /usr/local/cuda
+OBJ_HOME  := $(BUILD)
+ifeq ($(GPU),1)
+NVCC      := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/nvcc))
+ifeq ($(NVCC),)
+$(error GPU=1: no nvcc on PATH or at $(CUDA_HOME)/bin/nvcc; install the CUDA toolkit or set CUDA_HOME)
+endif
+BUILD     := $(BUILD)-gpu
+# sm_90 code for H100 and H200, and its PTX, which later GPUs compile when loading.
+GPU_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+# The static CUDA runtime: the binary starts where no CUDA is installed, and --device gpu
+# then names the missing driver.
+GPU_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread
+else ifeq ($(GPU),omp)
+ifeq ($(wildcard $(CUDA_HOME)/include/cccl/thrust),)
+$(error GPU=omp: no Thrust headers under $(CUDA_HOME)/include/cccl; install the CUDA toolkit or set CUDA_HOME)
+endif
+BUILD     := $(BUILD)-gpu-omp
+else ifneq ($(GPU),)
+$(error GPU=$(GPU): use GPU=1 (CUDA) or GPU=omp (Thrust's OpenMP backend on the CPU))
+endif
 export MPIRUN BUILD SANITIZE
 NPROC     := $(shell nproc 2>/dev/null || echo 2)
 MAKEFLAGS += -j$(NPROC) --no-print-directory
@@ -54,10 +81,14 @@ CXXFLAGS  += -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -std=c++20 $(OPT) -
 LDFLAGS   += -fopenmp $(SAN)
 
 LIB_SRCS  := $(filter-out src/data/%_file_io.cpp,$(wildcard src/*/*.cpp strategies/*.cpp)) $(FILE_IO)
-LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.cpp=$(OBJ_HOME)/obj/%.o)
+ifdef GPU
+LIB_OBJS  := $(filter-out %/no_gpu.o,$(LIB_OBJS)) $(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard src/device/*.cu))
+endif
 APPS      := $(patsubst apps/%.cpp,$(BUILD)/%,$(wildcard apps/*.cpp))
-UNIT_OBJS := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tests/unit/*.cpp))
-MPI_OBJS  := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tests/mpi/*.cpp))
+UNIT_OBJS := $(patsubst %.cpp,$(OBJ_HOME)/obj/%.o,$(wildcard tests/unit/*.cpp))
+MPI_OBJS  := $(patsubst %.cpp,$(OBJ_HOME)/obj/%.o,$(wildcard tests/mpi/*.cpp))
+DEVICE_TEST_OBJS := $(patsubst %.cpp,$(OBJ_HOME)/obj/%.o,$(wildcard tests/device/*.cpp))
 TESTS     := $(BUILD)/unit_tests $(BUILD)/mpi_tests
 # Under the sanitizers `make test` runs a reduced suite (tests/run_all.sh) that needs only
 # the trainer and the generator, not the benchmark apps.
@@ -81,16 +112,28 @@ all: $(APPS)
 deps:
 	@scripts/install_deps.sh $(DEPS_FLAGS)
 
-$(BUILD)/obj/%.o: %.cpp | deps
+$(OBJ_HOME)/obj/%.o: %.cpp | deps
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(SPDLOG_CFLAGS) -c $< -o $@
+
+# Thrust's headers as system headers: their own warnings are not ours. -Wpedantic must not
+# reach nvcc (a warning per line directive), and host flags go through -Xcompiler.
+THRUST_INCLUDES := -isystem $(CUDA_HOME)/include/cccl -isystem $(CUDA_HOME)/include
+$(BUILD)/obj/%.o: %.cu | deps
+	@mkdir -p $(dir $@)
+ifeq ($(GPU),1)
+	$(NVCC) -ccbin g++ -std=c++20 $(GPU_ARCH) -O3 -g -MMD -MP -I. -Isrc $(THRUST_INCLUDES) \
+	  -Xcompiler -fopenmp$(if $(ARCH),$(comma)-march=$(ARCH)) -c $< -o $@
+else
+	$(CXX) $(CXXFLAGS) -x c++ -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP $(THRUST_INCLUDES) -c $< -o $@
+endif
 
 $(BUILD)/libmpisgd.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/%: $(BUILD)/obj/apps/%.o $(BUILD)/libmpisgd.a
-	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS)
+$(BUILD)/%: $(OBJ_HOME)/obj/apps/%.o $(BUILD)/libmpisgd.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS) $(GPU_LIBS)
 
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(BUILD)/libmpisgd.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS)
@@ -98,7 +141,15 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(BUILD)/libmpisgd.a
 $(BUILD)/mpi_tests: $(MPI_OBJS) $(BUILD)/libmpisgd.a
 	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS)
 
-ifdef SIM
+$(BUILD)/device_tests: $(DEVICE_TEST_OBJS) $(BUILD)/libmpisgd.a
+	$(CXX) $(LDFLAGS) $^ -o $@ $(SPDLOG_LIBS) $(GPU_LIBS)
+
+ifdef GPU
+# The GPU path's tests (tests/device/): its gradients against the CPU path's, and 2-rank
+# training runs with --device gpu; where no GPU can run them, each says why it skipped.
+test: $(BUILD)/mpisgd $(BUILD)/gen_data $(BUILD)/device_tests
+	@tests/device/run_device_tests.sh
+else ifdef SIM
 # A simulated build is tested against the real one (tests/sim/), whose trainer and data
 # generator it needs beside its own trainer.
 test: $(BUILD)/mpisgd
@@ -166,4 +217,4 @@ test-slurm: $(BUILD)/mpisgd $(BUILD)/gen_data
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(sort $(BUILD)/obj $(OBJ_HOME)/obj) -name '*.d' 2>/dev/null)

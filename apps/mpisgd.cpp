@@ -91,6 +91,13 @@ void add_step_flags(CLI::App& t, mpisgd::TrainConfig& train) {
   t.add_option("--threads", train.sgd.threads, "OpenMP threads per rank for the gradient")
       ->transform(cli::positive_whole<int>())
       ->capture_default_str();
+  t.add_option_function<std::string>(
+       "--device", [&train](const std::string& v) { train.sgd.device.kind = mpisgd::device_from_name(v); },
+       "where the batch gradients are computed: cpu (default) | gpu (a build with `make GPU=1` or GPU=omp)")
+      ->transform(cli::one_of({"cpu", "gpu"}));
+  t.add_option("--gpu-id", train.sgd.device.gpu_id,
+               "with --device gpu: the GPU each rank uses (default: its number on the node modulo the GPUs seen)")
+      ->transform(cli::non_negative_whole<int>());
   t.add_option("--seed", train.sgd.seed, "shuffling seed")
       ->transform(cli::non_negative_whole<uint64_t>())
       ->capture_default_str();

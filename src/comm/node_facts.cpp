@@ -67,13 +67,21 @@ uint64_t available_memory() {
   return node ? std::min(node, *group) : *group;
 }
 
-int ranks_on_node(MPI_Comm comm) {
+namespace {
+
+// Size or rank in the communicator of `comm`'s ranks on this node.
+int on_node(MPI_Comm comm, int (*query)(MPI_Comm, int*)) {
   MPI_Comm node;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int ranks = 1;
-  MPI_Comm_size(node, &ranks);
+  int value = 0;
+  query(node, &value);
   MPI_Comm_free(&node);
-  return ranks;
+  return value;
 }
+
+}  // namespace
+
+int ranks_on_node(MPI_Comm comm) { return on_node(comm, MPI_Comm_size); }
+int rank_on_node(MPI_Comm comm) { return on_node(comm, MPI_Comm_rank); }
 
 }  // namespace mpisgd

@@ -13,5 +13,7 @@ uint64_t available_memory();
 
 // Collective over `comm`: how many of its ranks share this rank's node (its memory).
 int ranks_on_node(MPI_Comm comm);
+// Collective over `comm`: this rank's number among them, 0 .. ranks_on_node - 1.
+int rank_on_node(MPI_Comm comm);
 
 }  // namespace mpisgd

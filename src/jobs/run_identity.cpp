@@ -32,6 +32,8 @@ std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
   // As settled (ovr or softmax) for K >= 3 classes; two-class runs record none, as
   // checkpoints from before the flag did not.
   if (!c.multiclass.empty()) add("multiclass", c.multiclass);
+  // The GPU path sums in its own order on CUDA; runs on the CPU record none, as before.
+  if (c.sgd.device.kind == DeviceKind::gpu) add("device", "gpu");
   add("lr-schedule", c.lr_schedule);
   add("lr", c.sgd.lr);
   add("l2", c.l2);

@@ -19,6 +19,7 @@
 #include "data/feature_order.h"
 #include "data/labels.h"
 #include "data/load_dataset.h"
+#include "device/device_columns.h"
 #include "jobs/run_checkpoints.h"
 #include "model/model_file.h"
 #include "model/model_memory.h"
@@ -64,6 +65,8 @@ Resolved resolve(const TrainConfig& c) {
                                   "(logreg trains softmax or ovr)");
     if (c.sgd.epochs < 1) throw std::invalid_argument("--epochs must be at least 1");
     if (c.sgd.threads < 1) throw std::invalid_argument("--threads must be at least 1");
+    if (c.sgd.device.gpu_id >= 0 && c.sgd.device.kind != DeviceKind::gpu)
+      throw std::invalid_argument("--gpu-id " + std::to_string(c.sgd.device.gpu_id) + " is for --device gpu");
     if (kSimulated && c.sgd.threads > 1)
       throw std::invalid_argument("--threads " + std::to_string(c.sgd.threads) +
                                   ": a simulated rank runs one thread (SMPI times a rank's compute on one core)");
@@ -223,6 +226,14 @@ TrainConfig as_settled(const TrainConfig& c, const Resolved& r, const TrainingDa
   return settled;
 }
 
+// The profile's columns past the common ones: the strategy's, then the GPU path's.
+std::vector<std::string> profile_columns(const Strategy& strategy, const Resolved& r) {
+  std::vector<std::string> columns = strategy.profile_columns();
+  if (r.sgd.device.kind == DeviceKind::gpu)
+    for (std::string& name : device_profile_columns()) columns.push_back(std::move(name));
+  return columns;
+}
+
 // The end of an epoch in the loop: its summary on rank 0's table and profile, the test
 // set's loss and accuracy, and the early stop's decision, alike on every rank.
 void end_epoch(int epoch, const EpochRecord& record, const Resolved& r, const TrainingData& d, const Weights& w,
@@ -233,6 +244,11 @@ void end_epoch(int epoch, const EpochRecord& record, const Resolved& r, const Tr
     WaitScope waiting("the epoch-end summary");
     EpochSummary s = summarize_epoch(epoch, record, world);
     s.strategy = strategy.epoch_columns(world);
+    if (r.sgd.device.kind == DeviceKind::gpu) {
+      const StrategyColumns device = device_epoch_columns(record.device, world);
+      s.strategy.cells.insert(s.strategy.cells.end(), device.cells.begin(), device.cells.end());
+      s.strategy.table_line += (s.strategy.table_line.empty() ? "" : "\n") + device.table_line;
+    }
     // The loss is reduced onto rank 0 only; every rank decides from the same bits.
     MPI_Bcast(&s.train_loss, 1, MPI_DOUBLE, 0, world);
     return s;
@@ -311,7 +327,7 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   if (!c.profile.empty())
     run_on_root(world, 0, [&] {
       profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification(),
-                                         strategy->profile_columns()});
+                                         profile_columns(*strategy, r)});
     });
   if (comm.rank() == 0) print_profile_header(stdout, r.loss.classification());
   for (int epoch = done + 1; epoch <= r.sgd.epochs && !stopper.stopped(); ++epoch) {

@@ -24,6 +24,8 @@
 #include <span>
 #include <string>
 
+#include "model/host_device.h"
+
 namespace mpisgd {
 
 enum class LossKind { logistic, hinge, squared };
@@ -36,21 +38,21 @@ struct Loss {
   uint32_t columns = 1;  // weight columns: 1 (two classes, regression) or K >= 3 classes
   Multiclass multiclass = Multiclass::ovr;  // with K >= 3 classes
 
-  bool classification() const { return kind != LossKind::squared; }
+  MPISGD_HD bool classification() const { return kind != LossKind::squared; }
 
-  double value(double p, double y) const {
+  MPISGD_HD double value(double p, double y) const {
     switch (kind) {
       case LossKind::logistic: {
         double z = y * p;  // ln(1 + e^-z) without overflow for large |z|
         return z > 0 ? std::log1p(std::exp(-z)) : -z + std::log1p(std::exp(z));
       }
-      case LossKind::hinge: return std::max(0.0, 1 - y * p);
+      case LossKind::hinge: return max0(1 - y * p);
       case LossKind::squared: return 0.5 * (p - y) * (p - y);
     }
     return 0;
   }
 
-  double derivative(double p, double y) const {
+  MPISGD_HD double derivative(double p, double y) const {
     switch (kind) {
       case LossKind::logistic: {
         double z = y * p;
@@ -67,31 +69,35 @@ struct Loss {
   }
 
   // The K-class loss of margins m (K = columns) for a row of class y.
-  double value(std::span<const double> m, uint32_t y) const {
-    if (multiclass == Multiclass::softmax) return log_sum_exp(m) - m[y];
-    if (multiclass == Multiclass::crammer_singer) return std::max(0.0, 1 + m[rival(m, y)] - m[y]);
+  double value(std::span<const double> m, uint32_t y) const { return value(m.data(), columns_of(m), y); }
+  MPISGD_HD double value(const double* m, uint32_t k, uint32_t y) const {
+    if (multiclass == Multiclass::softmax) return log_sum_exp(m, k) - m[y];
+    if (multiclass == Multiclass::crammer_singer) return max0(1 + m[rival(m, k, y)] - m[y]);
     double sum = 0;
-    for (uint32_t c = 0; c < m.size(); ++c) sum += value(m[c], c == y ? 1.0 : -1.0);
+    for (uint32_t c = 0; c < k; ++c) sum += value(m[c], c == y ? 1.0 : -1.0);
     return sum;
   }
 
   // d[c] = the derivative of value(m, y) in m_c.
   void derivatives(std::span<const double> m, uint32_t y, std::span<double> d) const {
+    derivatives(m.data(), columns_of(m), y, d.data());
+  }
+  MPISGD_HD void derivatives(const double* m, uint32_t k, uint32_t y, double* d) const {
     if (multiclass == Multiclass::softmax) {
-      const double lse = log_sum_exp(m);
-      for (uint32_t c = 0; c < m.size(); ++c) d[c] = std::exp(m[c] - lse) - (c == y ? 1.0 : 0.0);
+      const double lse = log_sum_exp(m, k);
+      for (uint32_t c = 0; c < k; ++c) d[c] = std::exp(m[c] - lse) - (c == y ? 1.0 : 0.0);
       return;
     }
     if (multiclass == Multiclass::crammer_singer) {
-      std::fill(d.begin(), d.end(), 0.0);
-      const uint32_t r = rival(m, y);
+      for (uint32_t c = 0; c < k; ++c) d[c] = 0;
+      const uint32_t r = rival(m, k, y);
       if (1 + m[r] - m[y] > 0) {
         d[r] = 1;
         d[y] = -1;
       }
       return;
     }
-    for (uint32_t c = 0; c < m.size(); ++c) d[c] = derivative(m[c], c == y ? 1.0 : -1.0);
+    for (uint32_t c = 0; c < k; ++c) d[c] = derivative(m[c], c == y ? 1.0 : -1.0);
   }
 
   // The predicted class: the first of the largest margins, as LIBLINEAR's predict picks it.
@@ -100,18 +106,23 @@ struct Loss {
   }
 
  private:
+  static uint32_t columns_of(std::span<const double> m) { return static_cast<uint32_t>(m.size()); }
+  // std::max(0.0, x), which device code cannot call.
+  MPISGD_HD static double max0(double x) { return 0.0 < x ? x : 0.0; }
   // The class other than y with the largest margin, the first on ties.
-  static uint32_t rival(std::span<const double> m, uint32_t y) {
+  MPISGD_HD static uint32_t rival(const double* m, uint32_t k, uint32_t y) {
     uint32_t r = y == 0 ? 1 : 0;
-    for (uint32_t c = r + 1; c < m.size(); ++c)
+    for (uint32_t c = r + 1; c < k; ++c)
       if (c != y && m[c] > m[r]) r = c;
     return r;
   }
   // ln sum exp(m_c), shifted by the largest margin so that no exp overflows.
-  static double log_sum_exp(std::span<const double> m) {
-    const double top = *std::max_element(m.begin(), m.end());
+  MPISGD_HD static double log_sum_exp(const double* m, uint32_t k) {
+    double top = m[0];
+    for (uint32_t c = 1; c < k; ++c)
+      if (top < m[c]) top = m[c];
     double sum = 0;
-    for (double x : m) sum += std::exp(x - top);
+    for (uint32_t c = 0; c < k; ++c) sum += std::exp(m[c] - top);
     return top + std::log(sum);
   }
 };

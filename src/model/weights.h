@@ -84,6 +84,10 @@ class Weights {
   void end_step();
 
   double weight(uint32_t i) const { return scale_ * slots_[i].v; }
+  // w_i = scale() * stored(i): a device that gathers the stored values and scales its dot
+  // products as dot() does computes the same margins, bit for bit.
+  float stored(uint32_t i) const { return slots_[i].v; }
+  double scale() const { return scale_; }
   float& scratch(uint32_t i) { return slots_[i].scratch; }
   std::vector<double> values() const;
   // Hash of the exact bits of the state, to check that every rank holds the same model.

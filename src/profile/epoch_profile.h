@@ -8,6 +8,8 @@
 
 #include <mpi.h>
 
+#include "profile/device_record.h"
+
 namespace mpisgd {
 
 // One rank's epoch.
@@ -21,6 +23,7 @@ struct EpochRecord {
   double loss_sum = 0;   // sum of the rows' losses when they were used
   double rows = 0;
   double steps = 0;
+  DeviceRecord device;   // --device gpu only
 };
 
 struct MinMeanMax {

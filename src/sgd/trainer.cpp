@@ -14,7 +14,8 @@ namespace mpisgd {
 Trainer::Trainer(const Dataset& train, Loss loss, Weights& w, Strategy& strategy, CountedComm& comm,
                  const TrainOptions& o)
     : train_(train), loss_(loss), w_(w), strategy_(strategy), comm_(comm), options_(o), order_(train.rows()),
-      gradient_(train, w.dim(), o.threads, o.batch, loss.columns) {
+      gradient_(make_batch_device(o.device, train, w.dim(), o.threads, o.batch, loss.columns,
+                                  strategy.role() == Strategy::Role::train, comm.raw())) {
   local_steps_ = (train.rows() + o.batch - 1) / o.batch;
   steps_per_epoch_ = static_cast<uint64_t>(max_over_ranks(comm.raw(), static_cast<int64_t>(local_steps_)));
   const int trains = strategy.role() == Strategy::Role::train ? 1 : 0;
@@ -30,6 +31,7 @@ EpochRecord Trainer::run_epoch(int epoch) {
     shuffle_rows(order_, options_.seed, comm_.rank(), epoch);
   }
   const CommStats comm_start = comm_.stats();
+  const DeviceRecord device_start = gradient_->traffic();
   const double start = MPI_Wtime();
   if (serves) strategy_.serve(epoch);
   else train_steps(epoch, rec);
@@ -41,6 +43,7 @@ EpochRecord Trainer::run_epoch(int epoch) {
   rec.bytes_sent = static_cast<double>(used.bytes_sent);
   rec.bytes_received = static_cast<double>(used.bytes_received);
   rec.steps = static_cast<double>(steps_per_epoch_);
+  rec.device = gradient_->traffic() - device_start;
   strategy_.add_to_record(rec);
   step_ += steps_per_epoch_;
   return rec;
@@ -67,10 +70,10 @@ void Trainer::train_steps(int epoch, EpochRecord& rec) {
     BatchLoss bl;
     uint64_t nnz = 0;
     if (strategy_.passes_through()) {
-      bl = gradient_.compute_and_step(train_, batch, w_, loss_, scale, eta);
+      bl = gradient_->compute_and_step(train_, batch, w_, loss_, scale, eta);
       nnz = bl.nnz;
     } else {
-      bl = gradient_.compute(train_, batch, w_, loss_, scale, update_);
+      bl = gradient_->compute(train_, batch, w_, loss_, scale, update_);
       nnz = strategy_.exchange(update_, eta, w_);
     }
     straggle(t0);

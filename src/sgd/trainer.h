@@ -13,14 +13,15 @@
 // rows again when it needs more, the learning rate still following the step's number in
 // the epoch.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "comm/counted_comm.h"
 #include "data/dataset.h"
+#include "device/make_batch_device.h"
 #include "model/loss.h"
 #include "model/weights.h"
 #include "profile/epoch_profile.h"
-#include "sgd/batch_gradient.h"
 #include "sgd/lr_schedule.h"
 #include "strategies/strategy.h"
 
@@ -39,6 +40,7 @@ struct TrainOptions {
   // compute in the profile.
   int slow_rank = -1;
   double slow_factor = 1;
+  DeviceChoice device{};  // where the batch gradients are computed (--device, --gpu-id)
 };
 
 class Trainer {
@@ -70,7 +72,7 @@ class Trainer {
   int training_ranks_ = 0;
   uint64_t step_ = 0;  // steps of the epochs before this one
   std::vector<uint64_t> order_;
-  BatchGradient gradient_;
+  std::unique_ptr<BatchDevice> gradient_;
   Stream<float> update_;
 };
 

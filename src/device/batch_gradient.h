@@ -32,19 +32,14 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "device/batch_device.h"
 #include "model/loss.h"
 #include "model/weights.h"
 #include "sparse/stream.h"
 
 namespace mpisgd {
 
-struct BatchLoss {
-  double loss_sum = 0;  // sum of the rows' losses at the weights they were computed with
-  uint64_t rows = 0;
-  uint64_t nnz = 0;  // non-zeros of the update
-};
-
-class BatchGradient {
+class BatchGradient : public BatchDevice {
  public:
   // `data` is the data the batches of `batch` rows will come from: how often each feature
   // occurs in it sets the threads' ranges. `dim` counts weights: features x `columns`.
@@ -53,7 +48,7 @@ class BatchGradient {
   // Reads w and uses its scratch lane, which it leaves zero again. `out` becomes a sparse
   // stream over [0, N), however many pairs: the strategy applies its dense switch.
   BatchLoss compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
-                    float scale, Stream<float>& out) {
+                    float scale, Stream<float>& out) override {
     return run(data, rows, w, loss, scale, &out, 0);
   }
   // As compute(), but takes the step with rate eta on w as the update is drained from the
@@ -61,7 +56,7 @@ class BatchGradient {
   // it is (Strategy::passes_through), this saves a second pass over the update's weight
   // slots (docs/performance.md#figures-behind-the-code).
   BatchLoss compute_and_step(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
-                             float scale, double eta) {
+                             float scale, double eta) override {
     return run(data, rows, w, loss, scale, nullptr, eta);
   }
 

@@ -1,4 +1,4 @@
-#include "sgd/batch_gradient.h"
+#include "device/batch_gradient.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,0 +1,19 @@
+#include <stdexcept>
+
+#include "device/gpu_batch_device.h"
+
+namespace mpisgd {
+
+GpuBackend gpu_backend() { return GpuBackend::none; }
+
+std::optional<std::string> gpu_unavailable() {
+  return "--device gpu: this mpisgd was built without the GPU path; build it with `make GPU=1` (CUDA, into "
+         "build-gpu/) or `make GPU=omp` (the same device code on the CPU, into build-gpu-omp/)";
+}
+
+std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset&, uint32_t, int, uint64_t, uint32_t, int, int,
+                                                   std::string&) {
+  throw std::runtime_error(*gpu_unavailable());
+}
+
+}  // namespace mpisgd

@@ -1,0 +1,52 @@
+#pragma once
+// The batch gradient on a Thrust device: a GPU under CUDA, or the CPU's threads under
+// Thrust's OpenMP backend, from one source (thrust_gradient.cu). The rows go to the device
+// once; each batch then
+//   1. lists the batch's entries (row in batch, feature) and sorts its distinct features,
+//   2. gathers those features' K stored weights on the host (the model lives there, where
+//      the strategies step it) and copies them up: U K floats for U distinct features,
+//   3. computes each row's K margins, loss and coefficients scale x f'(m) (model/loss.h,
+//      the code the CPU path runs),
+//   4. sums each touched weight slot's contributions in batch order, one slot per device
+//      thread, and compacts the touched slots into (index, value) pairs, ascending,
+// and copies the pairs down into the update stream. Every sum runs in the order the CPU
+// path's one thread sums it (a margin over the row's entries, a slot over the batch's
+// rows), so under the OpenMP backend the update and the loss equal BatchGradient's at
+// T = 1 bit for bit, whatever the thread count; under CUDA they agree to rounding (nvcc
+// contracts multiply-adds).
+// Per batch: O(E log E) device work for E entries (the sort), and U K floats up and the
+// update's pairs down across the bus.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "device/batch_device.h"
+
+namespace mpisgd {
+
+class ThrustGradient : public BatchDevice {
+ public:
+  // Uploads the rows of `data` (CSR, labels), for a model of `columns` weight columns.
+  ThrustGradient(const Dataset& data, uint32_t columns);
+  ~ThrustGradient() override;
+
+  BatchLoss compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss, float scale,
+                    Stream<float>& out) override;
+  BatchLoss compute_and_step(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
+                             float scale, double eta) override;
+  DeviceRecord traffic() const override { return traffic_; }
+
+  // Device bytes the rows of `data` take once uploaded, and those a batch of `batch` rows
+  // of at most `longest_row` entries needs besides, in `columns` columns.
+  static uint64_t row_bytes(const Dataset& data);
+  static uint64_t batch_bytes(uint64_t batch, uint64_t longest_row, uint32_t columns);
+
+ private:
+  struct State;  // the device vectors, in thrust_gradient.cu
+  std::unique_ptr<State> state_;
+  uint32_t columns_;
+  DeviceRecord traffic_;
+  Stream<float> own_;  // compute_and_step's update
+};
+
+}  // namespace mpisgd

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# `make test GPU=omp` and `make test GPU=1`: the GPU path's gradient tests, then training
+# runs with --device gpu beside the same runs with --device cpu, one thread a rank, through
+# the strategies' families (lossless sparse, dense, top-k with residuals, a parameter
+# server, local SGD), every loss and lr schedule, with and without L2, and with two
+# classes and three. Under Thrust's OpenMP backend each
+# pair of models must be byte for byte the same; under CUDA their test accuracies within
+# half a point. Where no GPU can run them (GPU=1 on a machine without a driver or GPU),
+# --device gpu must end the job on every rank naming why, and the runs report themselves
+# skipped with that reason.
+source "$(dirname "$0")/../e2e/lib.bash"
+
+"$BUILD"/device_tests >"$tmp/device.out" 2>&1 || { cat "$tmp/device.out"; fail "device_tests"; }
+cat "$tmp/device.out"
+backend=omp
+if grep -q '^SKIPPED' "$tmp/device.out"; then backend=none; fi
+if grep -q '^the GPU path on CUDA' "$tmp/device.out"; then backend=cuda; fi
+
+"$BUILD"/gen_data --kind url --rows 3000 --features 20000 --seed 4 --out "$tmp/train.svm" 2>/dev/null
+"$BUILD"/gen_data --kind url --rows 1000 --features 20000 --seed 4 --first-row 3000 --out "$tmp/test.svm" 2>/dev/null
+"$BUILD"/gen_data --kind url --rows 3000 --features 20000 --classes 3 --seed 4 --out "$tmp/train3.svm" 2>/dev/null
+"$BUILD"/gen_data --kind url --rows 1000 --features 20000 --classes 3 --seed 4 --first-row 3000 \
+  --out "$tmp/test3.svm" 2>/dev/null
+
+train() {  # name device ranks data test [flags]
+  local name=$1 device=$2 ranks=$3 data=$4 test=$5; shift 5
+  timeout "$HANG" "$RUN" -np "$ranks" "$MPISGD" train --data "$data" --test "$test" --device "$device" --threads 1 \
+    --epochs 3 --save-model "$tmp/$name.$device.model" --no-progress "$@" >"$tmp/$name.$device.out" 2>&1
+}
+accuracy() { awk '/^ *[0-9]+ /{ a = $0 } END { print a }' "$1" | grep -oE '[0-9]+\.[0-9]+%' | tail -1 | tr -d %; }
+
+if [[ $backend == none ]]; then
+  why=$(sed -n 's/^SKIPPED: the GPU path.s tests need a GPU: //p' "$tmp/device.out")
+  rc=0
+  train refused gpu 2 "$tmp/train.svm" "$tmp/test.svm" || rc=$?
+  [[ $rc -ne 124 ]] || fail "--device gpu without a GPU: the job hung"
+  [[ $rc -ne 0 ]] || fail "--device gpu without a GPU: exit code 0"
+  expect_contains "$tmp/refused.gpu.out" "rank 0: $why" "--device gpu without a GPU"
+  [[ ! -e $tmp/refused.gpu.model ]] || fail "--device gpu without a GPU: a model was written"
+  echo "SKIPPED: training with --device gpu: $why"
+  done_checks
+  exit 0
+fi
+
+# name ranks data test flags...
+cases=(
+  "default 2 train test"
+  "allreduce 2 train test --strategy allreduce"
+  "topk 3 train test --strategy topk-dsa --density 0.05"
+  "oktopk 2 train test --strategy oktopk --density 0.05"
+  "ps 3 train test --strategy ps-sync --servers 1"
+  "local-sgd 2 train test --strategy local-sgd --sync-every 4"
+  "svm 2 train test --model svm --l2 1e-4 --lr-schedule constant"
+  "linreg 1 train test --model linreg --lr-schedule adagrad --l2 1e-4"
+  "softmax 2 train3 test3"
+  "ovr 3 train3 test3 --multiclass ovr --lr-schedule adagrad"
+)
+for c in "${cases[@]}"; do
+  read -r name ranks data test flags <<<"$c"
+  # shellcheck disable=SC2086  # the flags split into words
+  for device in cpu gpu; do
+    train "$name" "$device" "$ranks" "$tmp/$data.svm" "$tmp/$test.svm" $flags ||
+      { cat "$tmp/$name.$device.out"; fail "$name: training with --device $device"; }
+  done
+  expect_contains "$tmp/$name.gpu.out" "--device gpu, rank 0:" "$name: the device named"
+  if [[ $backend == omp ]]; then
+    cmp -s "$tmp/$name.cpu.model" "$tmp/$name.gpu.model" ||
+      fail "$name: --device gpu (OpenMP backend) wrote another model than --device cpu"
+  else
+    a=$(accuracy "$tmp/$name.cpu.out") b=$(accuracy "$tmp/$name.gpu.out")
+    echo "$name: test accuracy cpu $a%, gpu $b%"
+    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(a != "" && d >= -0.5 && d <= 0.5) }' ||
+      fail "$name: --device gpu's accuracy $b% is not within 0.5 points of --device cpu's $a%"
+  fi
+  pass
+done
+done_checks

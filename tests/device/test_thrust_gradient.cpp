@@ -1,0 +1,180 @@
+// The GPU path's batch gradient (ThrustGradient) against the CPU path's (BatchGradient at
+// one thread) on random rows reaching the kernels' edges: every loss, two classes and K,
+// empty rows and batches, repeated rows, batches that shrink between calls, rows of 0, 1
+// and 10,000 non-zeros. Under Thrust's OpenMP backend (make GPU=omp) the update and the
+// loss must be the CPU path's bit for bit, at any thread count; under CUDA (make GPU=1,
+// where a GPU exists) equal to rounding. Where no GPU can run them, the run says why and
+// counts as skipped.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include <omp.h>
+
+#include "device/batch_gradient.h"
+#include "device/gpu_batch_device.h"
+#include "device/thrust_gradient.h"
+#include "tests/random_rows.h"
+
+using namespace mpisgd;
+
+namespace {
+
+bool exact() { return gpu_backend() == GpuBackend::omp; }
+
+void check_same(const Stream<float>& gpu, const BatchLoss& gl, const Stream<float>& cpu, const BatchLoss& cl) {
+  REQUIRE_FALSE(gpu.is_dense());
+  REQUIRE(gpu.count() == cpu.count());
+  CHECK(gl.rows == cl.rows);
+  CHECK(gl.nnz == cl.nnz);
+  const auto g = gpu.pairs(), c = cpu.pairs();
+  if (exact()) {
+    CHECK(std::bit_cast<uint64_t>(gl.loss_sum) == std::bit_cast<uint64_t>(cl.loss_sum));
+  } else {
+    CHECK(gl.loss_sum == Approx(cl.loss_sum).epsilon(1e-9));
+  }
+  size_t index_differs = 0, value_differs = 0;
+  for (size_t j = 0; j < g.size(); ++j) {
+    index_differs += g[j].index != c[j].index;
+    const float a = g[j].value, b = c[j].value;
+    value_differs += exact() ? std::bit_cast<uint32_t>(a) != std::bit_cast<uint32_t>(b)
+                             : std::abs(a - b) > 1e-5f * (1 + std::abs(b));
+  }
+  CHECK(index_differs == 0);
+  CHECK(value_differs == 0);
+}
+
+Loss loss_for(LossKind kind, uint32_t classes, Multiclass form) { return Loss{kind, classes, form}; }
+
+}  // namespace
+
+TEST_CASE("thrust gradient: equals the CPU path on two classes and regression", "[device]") {
+  std::mt19937_64 rng(5);
+  for (const LossKind kind : {LossKind::logistic, LossKind::hinge, LossKind::squared}) {
+    for (const uint32_t dim : {1u, 70u, 1000u}) {
+      INFO(model_name(kind) << " dim " << dim);
+      const Dataset d = random_dataset(rng, 150, dim, 30, kind == LossKind::squared);
+      Weights w = random_weights(rng, dim);
+      const Loss loss{kind};
+      BatchGradient cpu(d, dim, 1, 64);
+      ThrustGradient gpu(d, 1);
+      for (const size_t size : {64, 1, 17, 0, 150}) {
+        INFO("batch " << size);
+        std::vector<uint64_t> batch = random_batch(rng, d.rows(), size);
+        if (size > 1) batch[1] = 3;  // the row with every index
+        const float scale = 1.0f / static_cast<float>(std::max<size_t>(1, size));
+        Stream<float> a, b;
+        const BatchLoss gl = gpu.compute(d, batch, w, loss, scale, a);
+        const BatchLoss cl = cpu.compute(d, batch, w, loss, scale, b);
+        check_same(a, gl, b, cl);
+      }
+    }
+  }
+}
+
+TEST_CASE("thrust gradient: equals the CPU path with K columns", "[device]") {
+  std::mt19937_64 rng(9);
+  for (const uint32_t classes : {3u, 10u}) {
+    for (const Loss loss : {loss_for(LossKind::logistic, classes, Multiclass::ovr),
+                            loss_for(LossKind::logistic, classes, Multiclass::softmax),
+                            loss_for(LossKind::hinge, classes, Multiclass::ovr),
+                            loss_for(LossKind::hinge, classes, Multiclass::crammer_singer)}) {
+      INFO("K " << classes << " " << multiclass_name(loss.multiclass) << " " << model_name(loss.kind));
+      const uint32_t features = 130, dim = features * classes;
+      Dataset d = random_dataset(rng, 120, features, 20, false);
+      for (float& y : d.label) y = static_cast<float>(rng() % classes);
+      Weights w = random_weights(rng, dim);
+      BatchGradient cpu(d, dim, 1, 40, classes);
+      ThrustGradient gpu(d, classes);
+      for (const size_t size : {40, 7, 120}) {
+        std::vector<uint64_t> batch = random_batch(rng, d.rows(), size);
+        batch[0] = 3;
+        Stream<float> a, b;
+        const float scale = 1.0f / static_cast<float>(size);
+        check_same(a, gpu.compute(d, batch, w, loss, scale, a), b, cpu.compute(d, batch, w, loss, scale, b));
+      }
+    }
+  }
+}
+
+TEST_CASE("thrust gradient: rows of 0, 1 and 10,000 non-zeros", "[device]") {
+  std::mt19937_64 rng(21);
+  const uint32_t dim = 30000;
+  Dataset d;
+  d.dim = dim;
+  for (const uint32_t length : {0u, 1u, 10000u, 7u, 10000u}) {
+    for (uint32_t i : random_subset(rng, dim, length)) {
+      d.index.owned().push_back(i);
+      d.value.owned().push_back(nonzero_uniform(rng, -1, 1));
+    }
+    d.row_ptr.push_back(d.index.size());
+    d.label.push_back(rng() % 2 ? 1.0f : -1.0f);
+  }
+  Weights w = random_weights(rng, dim);
+  BatchGradient cpu(d, dim, 1, 5);
+  ThrustGradient gpu(d, 1);
+  const std::vector<uint64_t> batch = {2, 0, 1, 4, 3, 2};
+  for (const LossKind kind : {LossKind::logistic, LossKind::hinge, LossKind::squared}) {
+    Stream<float> a, b;
+    const Loss loss{kind};
+    check_same(a, gpu.compute(d, batch, w, loss, 0.2f, a), b, cpu.compute(d, batch, w, loss, 0.2f, b));
+  }
+}
+
+TEST_CASE("thrust gradient: compute_and_step takes the CPU path's step", "[device]") {
+  std::mt19937_64 rng(13);
+  const uint32_t dim = 300;
+  const Dataset d = random_dataset(rng, 200, dim, 25, false);
+  Weights on_gpu = random_weights(rng, dim);
+  Weights on_cpu = on_gpu;
+  BatchGradient cpu(d, dim, 1, 50);
+  ThrustGradient gpu(d, 1);
+  const Loss loss{LossKind::logistic};
+  for (int step = 0; step < 20; ++step) {
+    const std::vector<uint64_t> batch = random_batch(rng, d.rows(), 50);
+    const BatchLoss gl = gpu.compute_and_step(d, batch, on_gpu, loss, 1.0f / 50, 0.5);
+    const BatchLoss cl = cpu.compute_and_step(d, batch, on_cpu, loss, 1.0f / 50, 0.5);
+    CHECK(gl.nnz == cl.nnz);
+  }
+  if (exact()) {
+    CHECK(on_gpu.hash() == on_cpu.hash());
+  } else {
+    for (uint32_t i = 0; i < dim; ++i) CHECK(on_gpu.weight(i) == Approx(on_cpu.weight(i)).margin(1e-5));
+  }
+}
+
+TEST_CASE("thrust gradient: the OpenMP backend's bits do not depend on the thread count", "[device]") {
+  if (!exact()) return;
+  std::mt19937_64 rng(17);
+  const uint32_t classes = 3, dim = 500 * classes;
+  Dataset d = random_dataset(rng, 300, 500, 40, false);
+  for (float& y : d.label) y = static_cast<float>(rng() % classes);
+  const Weights w = random_weights(rng, dim);
+  const std::vector<uint64_t> batch = random_batch(rng, d.rows(), 256);
+  const Loss loss{LossKind::logistic, classes, Multiclass::softmax};
+  ThrustGradient gpu(d, classes);
+  Weights w1 = w;
+  Stream<float> first;
+  omp_set_num_threads(1);
+  const BatchLoss l1 = gpu.compute(d, batch, w1, loss, 0.01f, first);
+  for (const int threads : {2, 4}) {
+    omp_set_num_threads(threads);
+    Weights wt = w;
+    Stream<float> again;
+    check_same(again, gpu.compute(d, batch, wt, loss, 0.01f, again), first, l1);
+  }
+}
+
+int main(int argc, char** argv) {
+  if (const auto why = gpu_unavailable()) {
+    std::printf("SKIPPED: the GPU path's tests need a GPU: %s\n", why->c_str());
+    return 0;
+  }
+  std::printf("the GPU path on %s\n", gpu_backend() == GpuBackend::cuda ? "CUDA" : "Thrust's OpenMP backend");
+  return Catch::Session().run(argc, argv);
+}
