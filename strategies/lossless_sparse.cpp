@@ -97,6 +97,7 @@ const StrategyFamily& lossless_sparse_family() {
 std::unique_ptr<Strategy> make_lossless_sparse(const StrategyContext& context, const std::string& algorithm) {
   SparsifyOptions sparsify = context.flags.get<SparsifyOptions>();
   sparsify.seed = context.step.seed;
+  sparsify.columns = context.columns;
   return std::make_unique<LosslessSparse>(context, algorithm, sparsify);
 }
 

@@ -51,11 +51,12 @@ namespace {
 // How a worker exchanges: --overlap and --drop-rate pick one of the pieces of
 // ps/worker_exchange.h once, here.
 std::unique_ptr<WorkerExchange> worker_exchange(ShardClient& client, CountedComm& main, uint32_t dim,
-                                                const ParameterServerConfig& ps, bool sync) {
+                                                uint32_t columns, const ParameterServerConfig& ps, bool sync) {
   if (ps.overlap)
-    return std::make_unique<OverlappedClient>(client, main, dim, ps.max_overlap_steps, sync, ps.l2 != 0,
-                                              ps.drop_rate > 0 ? gradient_dropping(ps.drop_rate, dim) : nullptr);
-  if (ps.drop_rate > 0) return dropping_exchange(client, ps.drop_rate, dim);
+    return std::make_unique<OverlappedClient>(
+        client, main, dim, ps.max_overlap_steps, sync, ps.l2 != 0,
+        ps.drop_rate > 0 ? gradient_dropping(ps.drop_rate, dim, columns) : nullptr);
+  if (ps.drop_rate > 0) return dropping_exchange(client, ps.drop_rate, dim, columns);
   return plain_exchange(client);
 }
 
@@ -86,7 +87,7 @@ class ParameterServer final : public Strategy {
     if (ps.overlap) exchange_comm_.emplace(comm_.raw(), CountedComm::Thread::background);
     if (comm_.rank() < workers_) {
       client_.emplace(exchange_comm_ ? *exchange_comm_ : comm_, channels, map_, first_server_);
-      worker_ = worker_exchange(*client_, comm_, c.dim, ps, mode == ShardServer::Mode::sync);
+      worker_ = worker_exchange(*client_, comm_, c.dim, c.columns, ps, mode == ShardServer::Mode::sync);
     }
     if (mode_ == ShardServer::Mode::async) {
       uint64_t pushes = client_ ? (c.train->rows() + ps.batch - 1) / ps.batch : 0;

@@ -121,6 +121,7 @@ class TopkFamily final : public StrategyFamily {
 SparsifyOptions sparsify_options(const StrategyContext& c) {
   SparsifyOptions sparsify = c.flags.get<SparsifyOptions>();
   sparsify.seed = c.step.seed;
+  sparsify.columns = c.columns;
   return sparsify;
 }
 

@@ -12,8 +12,8 @@ namespace {
 
 class DroppingExchange final : public WorkerExchange {
  public:
-  DroppingExchange(ShardClient& client, double drop_rate, uint32_t dim)
-      : client_(client), dropping_(gradient_dropping(drop_rate, dim)) {}
+  DroppingExchange(ShardClient& client, double drop_rate, uint32_t dim, uint32_t columns)
+      : client_(client), dropping_(gradient_dropping(drop_rate, dim, columns)) {}
 
   bool reads_features() const override { return false; }
   void start_epoch() override { step_ = 0; }
@@ -41,14 +41,16 @@ class DroppingExchange final : public WorkerExchange {
 
 }  // namespace
 
-std::unique_ptr<WorkerExchange> dropping_exchange(ShardClient& client, double drop_rate, uint32_t dim) {
-  return std::make_unique<DroppingExchange>(client, drop_rate, dim);
+std::unique_ptr<WorkerExchange> dropping_exchange(ShardClient& client, double drop_rate, uint32_t dim,
+                                                  uint32_t columns) {
+  return std::make_unique<DroppingExchange>(client, drop_rate, dim, columns);
 }
 
-std::unique_ptr<ErrorFeedback> gradient_dropping(double drop_rate, uint32_t dim) {
+std::unique_ptr<ErrorFeedback> gradient_dropping(double drop_rate, uint32_t dim, uint32_t columns) {
   SparsifyOptions o;
   o.select = "exact";
   o.keep = 1 - drop_rate;
+  o.columns = columns;
   return std::make_unique<ErrorFeedback>(o, dim);
 }
 

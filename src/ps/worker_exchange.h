@@ -47,8 +47,9 @@ class WorkerExchange {
 };
 
 std::unique_ptr<WorkerExchange> plain_exchange(ShardClient& client);
-std::unique_ptr<WorkerExchange> dropping_exchange(ShardClient& client, double drop_rate, uint32_t dim);
+std::unique_ptr<WorkerExchange> dropping_exchange(ShardClient& client, double drop_rate, uint32_t dim,
+                                                  uint32_t columns);
 // The error feedback of --drop-rate R: the exact top 1 - R of each update plus residual.
-std::unique_ptr<ErrorFeedback> gradient_dropping(double drop_rate, uint32_t dim);
+std::unique_ptr<ErrorFeedback> gradient_dropping(double drop_rate, uint32_t dim, uint32_t columns);
 
 }  // namespace mpisgd

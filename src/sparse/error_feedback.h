@@ -31,6 +31,10 @@ struct SparsifyOptions {
   // ceil(keep x m) values, keep = 1 - R, for the m non-zeros of its own update (the
   // residual holds far more, and would otherwise raise what is sent), instead of k.
   double keep = 0;
+  // Weights per feature (K columns of a K-class model, feature-major: slots i K .. i K +
+  // K - 1): a feature's K values are ranked by their Euclidean norm and kept or sent
+  // together, k / K features (rounded up) for a budget of k values.
+  uint32_t columns = 1;
 
   bool requested() const { return density > 0 || k > 0; }
   // The per-rank k for N features (at least 1 when N > 0); density 0.01 if neither is set.
@@ -59,8 +63,12 @@ class ErrorFeedback {
   void load_state(StateReader& in);
 
  private:
+  // With K columns: selects the features of about k values from merged_ into kept_.
+  void select_features(uint64_t k);
+
   uint64_t k_, warmup_steps_, step_ = 0;
   double keep_;
+  uint32_t columns_;
   std::unique_ptr<TopkSelector> selector_;
   // Index and value apart, as the selectors scan the values as one array.
   SparseVector merged_;
@@ -69,6 +77,10 @@ class ErrorFeedback {
   // residual() adds them when asked, forming the same sums select() would.
   mutable SparseVector residual_, back_, sum_;
   std::vector<uint32_t> kept_;
+  // With K columns: each feature's norm, where its run in merged_ starts (and the end),
+  // and the positions of the features kept.
+  std::vector<float> norms_;
+  std::vector<uint32_t> run_start_, kept_features_;
 };
 
 // out = a + b over ascending indices; exact zeros are dropped.

@@ -147,6 +147,31 @@ TEST_CASE("error feedback: a keep fraction sends a share of each update's size",
   REQUIRE(f.residual().nnz() == 9);
 }
 
+TEST_CASE("error feedback: with K columns a feature's values go together, ranked by their norm",
+          "[topk][feedback][multiclass]") {
+  // K = 3: feature 1 (slots 3-5) has norm sqrt(0.75) ~ 0.87 from three small values, feature
+  // 2 (slot 6) a single 0.8, feature 4 (slots 12, 14) norm 0.5. A budget of k = 3 values
+  // is one feature: the first, whole, though 0.8 is the largest single value.
+  SparsifyOptions o;
+  o.k = 3;
+  o.select = "exact";
+  o.columns = 3;
+  ErrorFeedback f(o, 15);
+  const SparseVector local{{3, 4, 5, 6, 12, 14}, {0.5f, -0.5f, 0.5f, 0.8f, 0.3f, -0.4f}};
+  const SparseVector sent = select(f, local);
+  REQUIRE(sent.index == std::vector<uint32_t>{3, 4, 5});
+  REQUIRE(f.residual().index == std::vector<uint32_t>{6, 12, 14});
+  // The residual joins the next update; now feature 2 (0.8 + 0.3) leads and goes whole.
+  const SparseVector next{{6, 8}, {0.3f, 0.1f}};
+  const SparseVector again = select(f, next);
+  REQUIRE(again.index == std::vector<uint32_t>{6, 8});
+  REQUIRE(f.residual().index == std::vector<uint32_t>{12, 14});
+  // k = 4 values is two features (rounded up).
+  o.k = 4;
+  ErrorFeedback two(o, 15);
+  REQUIRE(select(two, local).index == std::vector<uint32_t>{3, 4, 5, 6});
+}
+
 TEST_CASE("add_to_residual forms local + (residual + back) with the bits of two merges", "[feedback]") {
   std::mt19937 rng(11);
   // Values with fractions, so that the order of the additions shows in the bits; some pairs
