@@ -37,6 +37,11 @@ BUILD     ?= build$(if $(SIM),-sim,$(if $(filter mpich,$(MPI)),-mpich))$(if $(SA
 # device files differ. Open MPI and MPICH builds alike; not with SIM or SANITIZE.
 CUDA_HOME ?= /usr/local/cuda
 OBJ_HOME  := $(BUILD)
+ifneq ($(GPU),)
+ifneq ($(SIM)$(SANITIZE),)
+$(error GPU=$(GPU) builds neither with SIM nor with SANITIZE)
+endif
+endif
 ifeq ($(GPU),1)
 NVCC      := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/nvcc))
 ifeq ($(NVCC),)

@@ -83,10 +83,21 @@ class BatchGradient : public BatchDevice {
       summary[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
     }
   }
-  // As add(), for K columns: coef[c] x into column c wherever coef[c] is not zero.
+  // As add(), for K columns: coef[c] x into column c wherever coef[c] is not zero. When
+  // every column moves (one-vs-rest and softmax rows, nearly always) a feature's K slots
+  // are marked a word at a time: marking slot by slot, each behind a test of its
+  // coefficient, was most of a Fashion-MNIST epoch (10 classes, 784 dense features).
   void add_columns(Weights& w, std::span<const float> coef, std::span<const uint32_t> index,
                    std::span<const float> value, uint64_t* summary) {
     const size_t k = coef.size();
+    if (std::find(coef.begin(), coef.end(), 0.0f) == coef.end()) {
+      for (size_t j = 0; j < index.size(); ++j) {
+        const size_t base = size_t{index[j]} * k;
+        for (size_t c = 0; c < k; ++c) w.scratch(static_cast<uint32_t>(base + c)) += coef[c] * value[j];
+        mark_run(base, base + k, summary);
+      }
+      return;
+    }
     for (size_t j = 0; j < index.size(); ++j) {
       const size_t base = size_t{index[j]} * k;
       for (size_t c = 0; c < k; ++c) {
@@ -96,6 +107,14 @@ class BatchGradient : public BatchDevice {
         touched_[i >> 6] |= uint64_t{1} << (i & 63);
         summary[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
       }
+    }
+  }
+  // Marks slots [begin, end) and their words in `summary`.
+  void mark_run(size_t begin, size_t end, uint64_t* summary) {
+    for (size_t word = begin >> 6; word <= (end - 1) >> 6; ++word) {
+      const size_t lo = std::max(begin, word * 64) & 63, hi = std::min(end - 1, word * 64 + 63) & 63;
+      touched_[word] |= (~uint64_t{0} >> (63 - hi)) & (~uint64_t{0} << lo);
+      summary[word >> 6] |= uint64_t{1} << (word & 63);
     }
   }
   // Shuffled rows lie anywhere in the CSR, so a row is fetched in two stages: its offsets
