@@ -13,15 +13,10 @@ std::vector<std::string> device_profile_columns() {
 }
 
 StrategyColumns device_epoch_columns(const DeviceRecord& epoch, MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
   const std::array<double, 3> mine = {epoch.seconds, epoch.to_device, epoch.from_device};
-  std::array<double, 3> lo{}, hi{}, sum{};
-  MPI_Reduce(mine.data(), lo.data(), 3, MPI_DOUBLE, MPI_MIN, 0, comm);
-  MPI_Reduce(mine.data(), hi.data(), 3, MPI_DOUBLE, MPI_MAX, 0, comm);
-  MPI_Reduce(mine.data(), sum.data(), 3, MPI_DOUBLE, MPI_SUM, 0, comm);
-  const MinMeanMax seconds{lo[0], sum[0] / size, hi[0]};
-  const double to = sum[1] / size, from = sum[2] / size;
+  const std::vector<MinMeanMax> spread = spread_over_ranks(mine, comm);
+  const MinMeanMax& seconds = spread[0];
+  const double to = spread[1].mean, from = spread[2].mean;
   return {{{"device_s_min", fmt::format("{:.6f}", seconds.min)},
            {"device_s_mean", fmt::format("{:.6f}", seconds.mean)},
            {"device_s_max", fmt::format("{:.6f}", seconds.max)},

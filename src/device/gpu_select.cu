@@ -78,10 +78,9 @@ std::optional<std::string> gpu_unavailable() {
   return std::nullopt;
 }
 
-std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t, int threads, uint64_t batch,
-                                                   uint32_t columns, int gpu_id, int rank_on_node,
-                                                   std::string& description) {
-  const uint64_t rows = ThrustGradient::row_bytes(data);
+std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, int threads, uint64_t batch, uint32_t columns,
+                                                   int gpu_id, int rank_on_node, std::string& description) {
+  const uint64_t rows = data.bytes();  // what the device's copy of the rows takes
   const uint64_t buffers = ThrustGradient::batch_bytes(batch, longest_row(data), columns);
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
   (void)threads;

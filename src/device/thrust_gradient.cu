@@ -162,8 +162,6 @@ ThrustGradient::ThrustGradient(const Dataset& data, uint32_t columns)
 
 ThrustGradient::~ThrustGradient() = default;
 
-uint64_t ThrustGradient::row_bytes(const Dataset& data) { return data.bytes(); }
-
 uint64_t ThrustGradient::batch_bytes(uint64_t batch, uint64_t longest_row, uint32_t columns) {
   const uint64_t entries = batch * longest_row;
   // Per entry: its row, place, feature, slot, sorted slot and order, the distinct feature

@@ -36,9 +36,8 @@ class ThrustGradient : public BatchDevice {
                              float scale, double eta) override;
   DeviceRecord traffic() const override { return traffic_; }
 
-  // Device bytes the rows of `data` take once uploaded, and those a batch of `batch` rows
-  // of at most `longest_row` entries needs besides, in `columns` columns.
-  static uint64_t row_bytes(const Dataset& data);
+  // Device bytes a batch of `batch` rows of at most `longest_row` entries needs besides
+  // the rows (Dataset::bytes()), in `columns` columns.
   static uint64_t batch_bytes(uint64_t batch, uint64_t longest_row, uint32_t columns);
 
  private:

@@ -2,6 +2,7 @@
 // Per-epoch profile: what each rank measured, and the summary rank 0 reports.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,10 @@ struct EpochSummary {
   std::optional<TestResult> test;
   StrategyColumns strategy;
 };
+
+// Collective: the min, mean and max over the ranks of each of `mine` (the same count on
+// every rank), complete on rank 0.
+std::vector<MinMeanMax> spread_over_ranks(std::span<const double> mine, MPI_Comm comm);
 
 // Collective: reduces every rank's record onto rank 0.
 EpochSummary summarize_epoch(int epoch, const EpochRecord& local, MPI_Comm comm);
