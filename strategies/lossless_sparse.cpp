@@ -79,6 +79,14 @@ class LosslessSparseFamily final : public StrategyFamily {
                  "the network and summation speed measured at start-up)")
         ->transform(cli::number_from_to(0, 1))
         ->each([&collective](const std::string&) { collective.tune_dense_switch = false; });
+    t.add_option_function<std::string>(
+         "--pack-runs",
+         [&collective](const std::string& v) {
+           collective.pack_runs = v == "auto" ? std::nullopt : std::optional<bool>(v == "on");
+         },
+         "K-class models: send updates packed into runs of consecutive indices, on | off | auto (default auto: "
+         "the lossless strategies pack where the network measured at start-up makes it pay, top-k ones always)")
+        ->transform(cli::one_of({"auto", "on", "off"}));
   }
   void identity(const StrategyFlags& flags, std::vector<std::pair<std::string, std::string>>& lines) const override {
     const auto& c = flags.get<CollectiveConfig>();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collectives/sparse_allreduce.h"
+#include "collectives/topk_allreduce.h"
 #include "comm/find_by_name.h"
 
 namespace mpisgd {
@@ -96,7 +98,14 @@ void check_strategy(const std::string& name, const StrategyFlags& flags, int ran
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, const StrategyContext& context) {
   check_strategy(name, context.flags, context.comm.size());
-  return find_strategy(name).make(context);
+  // Every collective a strategy makes learns the model's columns, whose updates it then
+  // packs into runs as they cross.
+  StrategyContext c = context;
+  auto& collective = c.flags.get<CollectiveConfig>();
+  auto& topk = c.flags.get<TopkCollectiveConfig>();
+  collective.columns = topk.columns = c.columns;
+  topk.pack_runs = collective.pack_runs.value_or(true);
+  return find_strategy(name).make(c);
 }
 
 }  // namespace mpisgd

@@ -3,6 +3,7 @@
 // power of two, the canonical summation order, and sending streams as raw bytes. The
 // split of [0, N) into owned ranges is sparse/range.h's.
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 #include <mpi.h>
 
 #include "comm/counted_comm.h"
+#include "sparse/packed_stream.h"
 #include "sparse/stream.h"
 
 namespace mpisgd {
@@ -75,32 +77,68 @@ void check_message_size(uint64_t dim, const char* algorithm) {
   }
 }
 
+// How a collective's streams cross: as they are, or packed into runs
+// (sparse/packed_stream.h) where `runs` is set: for a model of K >= 2 columns, whose
+// updates are runs of K indices (CollectiveConfig::packs()). Streams are received into
+// their own buffers and unpacked there, so the streams the algorithm holds are never in
+// packed form. Sends in flight together (isend) each take a slot of their own, numbered
+// by the algorithm.
 template <class V>
-void send_stream(CountedComm& comm, const Stream<V>& s, int dest, int tag) {
-  comm.send(s.data(), static_cast<int>(s.bytes()), MPI_BYTE, dest, tag);
-}
+class StreamWire {
+ public:
+  StreamWire(CountedComm& comm, bool runs) : comm_(comm), runs_(runs) {}
 
-template <class V>
-void recv_stream(CountedComm& comm, Stream<V>& s, int source, int tag) {
-  comm.recv(s.data(), static_cast<int>(s.capacity()), MPI_BYTE, source, tag);
-}
+  CountedComm& comm() { return comm_; }
 
-template <class V>
-void exchange_streams(CountedComm& comm, const Stream<V>& out, Stream<V>& in, int partner, int tag) {
-  comm.sendrecv(out.data(), static_cast<int>(out.bytes()), in.data(), static_cast<int>(in.capacity()), MPI_BYTE,
-                partner, tag);
-}
+  void send(const Stream<V>& s, int dest, int tag) {
+    const auto w = wire(s, out_);
+    comm_.send(w.data(), static_cast<int>(w.size()), MPI_BYTE, dest, tag);
+  }
+  void recv(Stream<V>& s, int source, int tag) {
+    received(s, comm_.recv(s.data(), static_cast<int>(s.capacity()), MPI_BYTE, source, tag));
+  }
+  void exchange(const Stream<V>& out, Stream<V>& in, int partner, int tag) {
+    const auto w = wire(out, out_);
+    received(in, comm_.sendrecv(w.data(), static_cast<int>(w.size()), in.data(), static_cast<int>(in.capacity()),
+                                MPI_BYTE, partner, tag));
+  }
+  MPI_Request isend(const Stream<V>& s, int slot, int dest, int tag, MPI_Comm on = MPI_COMM_NULL) {
+    if (runs_ && sends_.size() <= static_cast<size_t>(slot)) sends_.resize(slot + 1);
+    const auto w = runs_ ? wire(s, sends_[slot]) : wire(s, out_);
+    return comm_.isend(w.data(), static_cast<int>(w.size()), MPI_BYTE, dest, tag, on);
+  }
+  // Completed by the communicator's wait_received or wait_any_received, whose byte count
+  // then goes to received().
+  MPI_Request irecv(Stream<V>& s, int source, int tag, MPI_Comm on = MPI_COMM_NULL) {
+    return comm_.irecv_upto(s.data(), static_cast<int>(s.capacity()), source, tag, on);
+  }
+  // Makes `s`, into which `bytes` arrived, the stream that was sent.
+  void received(Stream<V>& s, int bytes) {
+    if (runs_) in_.unpack(s, static_cast<size_t>(bytes));
+  }
+
+ private:
+  std::span<const std::byte> wire(const Stream<V>& s, PackedStream<V>& packer) {
+    if (runs_) return packer.wire(s);
+    return {static_cast<const std::byte*>(s.data()), s.bytes()};
+  }
+
+  CountedComm& comm_;
+  bool runs_;
+  PackedStream<V> out_, in_;
+  std::vector<PackedStream<V>> sends_;  // growing moves them, never the data of a send in flight
+};
 
 // The fold's first step: a rank folded out hands `data` to the rank above it, which
 // receives it into `in` and calls combine() to take it into its own `data`.
 template <class V, class Combine>
-void fold_in(CountedComm& comm, const Fold& fold, const Stream<V>& data, Stream<V>& in, Combine combine) {
-  const int rank = comm.rank();
+void fold_in(StreamWire<V>& wire, const Fold& fold, const Stream<V>& data, Stream<V>& in, Combine combine) {
+  const int rank = wire.comm().rank();
   if (rank >= 2 * fold.rem) return;
   if (fold.folded_out()) {
-    send_stream(comm, data, rank + 1, kTagFoldIn);
+    wire.send(data, rank + 1, kTagFoldIn);
   } else {
-    recv_stream(comm, in, rank - 1, kTagFoldIn);
+    wire.recv(in, rank - 1, kTagFoldIn);
     combine();
   }
 }
@@ -108,13 +146,13 @@ void fold_in(CountedComm& comm, const Fold& fold, const Stream<V>& data, Stream<
 // The fold's last step: a rank folded out receives the result from the rank it handed
 // its data to.
 template <class V>
-void fold_out(CountedComm& comm, const Fold& fold, Stream<V>& result) {
-  const int rank = comm.rank();
+void fold_out(StreamWire<V>& wire, const Fold& fold, Stream<V>& result) {
+  const int rank = wire.comm().rank();
   if (rank >= 2 * fold.rem) return;
   if (fold.folded_out()) {
-    recv_stream(comm, result, rank + 1, kTagFoldOut);
+    wire.recv(result, rank + 1, kTagFoldOut);
   } else {
-    send_stream(comm, result, rank - 1, kTagFoldOut);
+    wire.send(result, rank - 1, kTagFoldOut);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <spdlog/spdlog.h>
 
 namespace mpisgd {
 namespace {
@@ -115,11 +116,26 @@ MachineSpeed measure_machine_speed(const CountedComm& counted) {
   return {network, {speeds[0], speeds[1]}, core_sharing(comm)};
 }
 
+bool pack_runs_pay(const AlphaBeta& network, const SummationSpeed& compute, uint32_t columns) {
+  if (columns < 2) return false;
+  const double saved_bytes = sizeof(uint32_t) - 8.0 / columns;
+  return saved_bytes * network.beta > 0.5 * compute.merge_item_s;
+}
+
 CollectiveConfig tuned(CollectiveConfig config, CountedComm& comm, size_t value_bytes) {
-  if (!config.tune_dense_switch) return config;
+  const bool ask_packing = config.columns > 1 && !config.pack_runs && comm.size() > 1;
+  if (!config.tune_dense_switch && !ask_packing) return config;
   if (!config.measured) config.measured = measure_machine_speed(comm);
-  config.dense_switch = network_dense_switch(config.measured->network, config.measured->compute, value_bytes);
-  config.tune_dense_switch = false;
+  if (config.tune_dense_switch) {
+    config.dense_switch = network_dense_switch(config.measured->network, config.measured->compute, value_bytes);
+    config.tune_dense_switch = false;
+  }
+  if (ask_packing) {
+    config.pack_runs = pack_runs_pay(config.measured->network, config.measured->compute, config.columns);
+    spdlog::info("{} weights a feature: updates cross {} (network {:.2f} ns a byte, merge {:.2f} ns an item)",
+                 config.columns, *config.pack_runs ? "packed into runs of consecutive indices" : "as pairs",
+                 config.measured->network.beta * 1e9, config.measured->compute.merge_item_s * 1e9);
+  }
   return config;
 }
 

@@ -47,6 +47,15 @@ struct CostInputs {
 // slow one.
 DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed& compute, size_t value_bytes);
 
+// Whether packing a K-column model's pairs into runs (sparse/packed_stream.h) takes less
+// time than the bytes it saves take on the wire: a run's 8-byte header serves K values
+// where K pairs carry K indices, so packing saves 4 - 8/K bytes a pair, and packing,
+// unpacking and the copy of the packed bytes cost 0.4-0.6 merge items a pair as
+// summation_speed.h measures them (1.6-2.3 ns a pair at K = 10 and 3 against 4.1 ns a
+// merge item, 2 cores). On shared memory packing does not pay; on a 1 Gbit/s link it
+// does from K = 3.
+bool pack_runs_pay(const AlphaBeta& network, const SummationSpeed& compute, uint32_t columns);
+
 // Expected size of the union of m random k-subsets of [0, M).
 double expected_union(double k, double universe, double m);
 

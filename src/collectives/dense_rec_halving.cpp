@@ -37,14 +37,14 @@ template <class V>
 class DenseRecHalving final : public SparseAllreduce<V> {
  public:
   DenseRecHalving(CountedComm& comm, uint32_t dim, const CollectiveConfig&)
-      : comm_(comm), dim_(dim), fold_(comm.rank(), comm.size()), held_(held_ranges(dim, fold_)), result_(dim),
-        received_(dim) {}
+      : comm_(comm), wire_(comm, false), dim_(dim), fold_(comm.rank(), comm.size()), held_(held_ranges(dim, fold_)),
+        result_(dim), received_(dim) {}
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
     CountedComm::Timed timed(comm_);
     densify(input, {0, dim_}, result_);
     V* sum = result_.values().data();
-    fold_in(comm_, fold_, result_, received_, [&] { add({0, dim_}); });
+    fold_in(wire_, fold_, result_, received_, [&] { add({0, dim_}); });
     if (!fold_.folded_out()) {
       // Reduce-scatter: the half given away at stage t is the sibling of held[t].
       received_.set_dense(dim_);
@@ -62,7 +62,7 @@ class DenseRecHalving final : public SparseAllreduce<V> {
                        static_cast<int>(theirs.length()), mpi_type<V>(), partner(t), kTagStage);
       }
     }
-    fold_out(comm_, fold_, result_);
+    fold_out(wire_, fold_, result_);
     return result_;
   }
 
@@ -84,6 +84,7 @@ class DenseRecHalving final : public SparseAllreduce<V> {
   }
 
   CountedComm& comm_;
+  StreamWire<V> wire_;  // dense streams: nothing to pack
   uint32_t dim_;
   Fold fold_;
   std::vector<Range> held_;

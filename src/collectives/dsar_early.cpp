@@ -63,7 +63,7 @@ class DsarEarly final : public SparseAllreduce<V> {
       : comm_(comm), layout_(Layout::of(dim, comm.size(), config.group_size)),
         group_(split_comm(comm.raw(), comm.rank() / layout_.g, comm.rank() % layout_.g)),
         cross_(split_comm(comm.raw(), comm.rank() % layout_.g, comm.rank() / layout_.g)),
-        split_(group_, comm, dim, config.dense_switch), gather_(comm, layout_.slices()), result_(dim) {
+        split_(group_, comm, dim, config.dense_switch, config.packs()), gather_(comm, layout_.slices()), result_(dim) {
     const int j = comm.rank() % layout_.g;
     for (int q = 0; q < layout_.q_count; ++q) {
       scatter_counts_.push_back(static_cast<int>(layout_.slice(q * layout_.g + j).length()));

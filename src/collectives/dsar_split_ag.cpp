@@ -23,7 +23,7 @@ template <class V>
 class DsarSplitAllgather final : public SparseAllreduce<V> {
  public:
   DsarSplitAllgather(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
-      : comm_(comm), dim_(dim), split_(comm.raw(), comm, dim, config.dense_switch),
+      : comm_(comm), dim_(dim), split_(comm.raw(), comm, dim, config.dense_switch, config.packs()),
         gather_(comm, all_ranges(dim, comm.size())), result_(dim) {
   }
 

@@ -21,6 +21,11 @@
 // than k non-zeros. A merge of at most k non-zeros drops nothing: with k at least the size
 // of the union of all inputs, the result is the exact sum.
 //
+// With K columns (a K-class model's update, sparse/feature_select.h) a merge ranks features
+// by the norm of their K values and keeps ceil(k / K) whole features, so a feature's values
+// never part and the messages stay runs of K indices; the result may then hold up to K - 1
+// values more than k.
+//
 // Ties in |value| go to the lower index, and the tree is fixed by rank, so the result is
 // deterministic and, being broadcast, identical on every rank. The selection is the exact
 // selector of sparse/topk_select.h, which orders floats: doubles are ranked by their float
@@ -34,6 +39,7 @@
 
 #include "collectives/collective_util.h"
 #include "collectives/topk_allreduce.h"
+#include "sparse/feature_select.h"
 #include "sparse/stream_sum.h"
 #include "sparse/topk_select.h"
 
@@ -92,8 +98,9 @@ void add(const Entries<V>& a, const Entries<V>& b, Entries<V>& out) {
 template <class V>
 class Gtopk final : public TopkAllreduce<V> {
  public:
-  Gtopk(CountedComm& comm, uint32_t dim)
-      : comm_(comm), whole_{0, dim}, fold_(comm.rank(), comm.size()), selector_(make_topk_selector("exact")),
+  Gtopk(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig& config)
+      : comm_(comm), wire_(comm, config.packs()), whole_{0, dim}, fold_(comm.rank(), comm.size()),
+        selector_(make_topk_selector("exact")), features_(config.columns),
         message_(dim), in_(dim) {
   }
 
@@ -105,12 +112,12 @@ class Gtopk final : public TopkAllreduce<V> {
     load(selected, received_);
     merge();
     if (fold_.folded_out()) pack();
-    fold_in(comm_, fold_, message_, in_, [&] { merge_from(in_); });
+    fold_in(wire_, fold_, message_, in_, [&] { merge_from(in_); });
     if (!fold_.folded_out()) {
       reduce(fold_.new_rank);
       broadcast(fold_.new_rank);
     }
-    fold_out(comm_, fold_, message_);
+    fold_out(wire_, fold_, message_);
     encode<V>(dropped_.index, dropped_.value, whole_, kByteBound, dropped);
     return message_;
   }
@@ -122,10 +129,10 @@ class Gtopk final : public TopkAllreduce<V> {
     for (int mask = 1; mask < fold_.p2; mask <<= 1) {
       if (me & mask) {
         pack();
-        send_stream(comm_, message_, fold_.old_rank(me ^ mask), kTagStage);
+        wire_.send(message_, fold_.old_rank(me ^ mask), kTagStage);
         return;
       }
-      recv_stream(comm_, in_, fold_.old_rank(me | mask), kTagStage);
+      wire_.recv(in_, fold_.old_rank(me | mask), kTagStage);
       merge_from(in_);
     }
     pack();
@@ -137,8 +144,8 @@ class Gtopk final : public TopkAllreduce<V> {
   void broadcast(int me) {
     int mask = 1;
     while (mask < fold_.p2 && !(me & mask)) mask <<= 1;
-    if (mask < fold_.p2) recv_stream(comm_, message_, fold_.old_rank(me ^ mask), kTagStage);
-    for (mask >>= 1; mask > 0; mask >>= 1) send_stream(comm_, message_, fold_.old_rank(me | mask), kTagStage);
+    if (mask < fold_.p2) wire_.recv(message_, fold_.old_rank(me ^ mask), kTagStage);
+    for (mask >>= 1; mask > 0; mask >>= 1) wire_.send(message_, fold_.old_rank(me | mask), kTagStage);
   }
 
   void merge_from(const Stream<V>& in) {
@@ -153,7 +160,11 @@ class Gtopk final : public TopkAllreduce<V> {
       std::swap(acc_, sum_);
       return;
     }
-    selector_->select(magnitudes(), k_, kept_);
+    if (features_.columns() > 1) {
+      features_.select(*selector_, sum_.index, magnitudes(), k_, kept_);
+    } else {
+      selector_->select(magnitudes(), k_, kept_);
+    }
     acc_.clear();
     left_.clear();
     size_t next = 0;
@@ -179,9 +190,11 @@ class Gtopk final : public TopkAllreduce<V> {
   void pack() { encode<V>(acc_.index, acc_.value, whole_, kByteBound, message_); }
 
   CountedComm& comm_;
+  StreamWire<V> wire_;
   Range whole_;
   Fold fold_;
   std::unique_ptr<TopkSelector> selector_;
+  FeatureSelector features_;  // with K columns, a merge keeps whole features
   uint64_t k_ = 0;
   Stream<V> message_, in_;  // message_: what this rank sends, and at the end the result
   Entries<V> acc_, received_, sum_, left_, dropped_;
@@ -200,9 +213,9 @@ double gtopk_volume(const TopkVolumeInputs& in) {
 }
 
 template <class V>
-std::unique_ptr<TopkAllreduce<V>> make_gtopk(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig&) {
+std::unique_ptr<TopkAllreduce<V>> make_gtopk(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig& c) {
   check_message_size<V>(dim, "gtopk");  // before any buffer is made
-  return std::make_unique<Gtopk<V>>(comm, dim);
+  return std::make_unique<Gtopk<V>>(comm, dim, c);
 }
 template std::unique_ptr<TopkAllreduce<float>> make_gtopk(CountedComm&, uint32_t, const TopkCollectiveConfig&);
 template std::unique_ptr<TopkAllreduce<double>> make_gtopk(CountedComm&, uint32_t, const TopkCollectiveConfig&);

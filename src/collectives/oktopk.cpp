@@ -25,17 +25,25 @@
 // threshold's allgather (up to k magnitudes per region) and the bounds' allreduce (P-1
 // words) come every tau' and tau calls, amortized as in the paper.
 //
+// With K columns (a K-class model's update, feature-major) the candidates of the global
+// selection are features, not single sums: regions start at multiples of K, a feature's
+// key is the norm of its K sums, the threshold is the ceil(k / K)-th largest key, and a
+// feature at or above it is kept whole (as a rank's own selection, sparse/feature_select.h),
+// so the result is runs of K indices and crosses packed (sparse/packed_stream.h).
+//
 // One addition to the paper, after its reference code (which rescales a reused threshold
 // whose count leaves [2k/3, 4k/3]): a reused threshold that keeps a number of non-zero
 // sums outside [min(k, non-zero sums)/2, 2k] is re-evaluated exactly on the next call, as
 // is one computed for another k.
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <numeric>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -43,6 +51,7 @@
 #include "collectives/collective_util.h"
 #include "collectives/oktopk_regions.h"
 #include "collectives/topk_allreduce.h"
+#include "sparse/packed_stream.h"
 #include "sparse/stream_sum.h"
 
 namespace mpisgd {
@@ -65,18 +74,39 @@ Key<V> magnitude(V v) {
   return std::bit_cast<Key<V>>(v) & (kAboveAll<V> - 1);
 }
 
-// Calls f(index, value) on every sum a region holds, its candidates for the result: each
-// pair of a sparse stream, each value of a dense one. A sum that cancelled to zero stays a
-// candidate, kept when all non-zero sums are (threshold 0): left out, the ranks' pairs
+// The sums a region holds, in either form, as (index, value) by position.
+template <class V>
+struct Sums {
+  const Stream<V>& s;
+  Range range;
+  size_t size() const { return s.is_dense() ? s.values().size() : s.pairs().size(); }
+  uint32_t index(size_t j) const { return s.is_dense() ? range.begin + static_cast<uint32_t>(j) : s.pairs()[j].index; }
+  V value(size_t j) const { return s.is_dense() ? s.values()[j] : s.pairs()[j].value; }
+};
+
+// Calls f(key, begin, end) on every candidate for the result among a region's sums: one
+// sum (columns 1) or a feature's sums (K columns), at positions [begin, end), keyed by the
+// magnitude of the sum or of the feature's norm. A candidate is each pair of a sparse
+// stream, each value (or K values) of a dense one: a sum that cancelled to zero stays a
+// candidate, kept when all non-zero ones are (threshold 0); left out, the ranks' pairs
 // there would be dropped though k covers them all.
 template <class V, class F>
-void for_each_sum(const Stream<V>& s, Range range, F f) {
-  if (!s.is_dense()) {
-    for (const Pair<V>& p : s.pairs()) f(p.index, p.value);
+void for_each_candidate(const Sums<V>& sums, uint32_t columns, F f) {
+  const size_t n = sums.size();
+  if (columns == 1) {
+    for (size_t j = 0; j < n; ++j) f(magnitude(sums.value(j)), j, j + 1);
     return;
   }
-  const auto values = s.values();
-  for (uint32_t i = 0; i < values.size(); ++i) f(range.begin + i, values[i]);
+  for (size_t j = 0; j < n;) {
+    const size_t begin = j;
+    const uint32_t feature = sums.index(j) / columns;
+    double squares = 0;
+    for (; j < n && sums.index(j) / columns == feature; ++j) {
+      const double v = sums.value(j);
+      squares += v * v;
+    }
+    f(magnitude(static_cast<V>(std::sqrt(squares))), begin, j);
+  }
 }
 
 // Leaves the min(k, n) largest of `keys` in it, in no order. std::nth_element rather than
@@ -107,7 +137,9 @@ template <class V>
 class OkTopk final : public TopkAllreduce<V> {
  public:
   OkTopk(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig& config)
-      : comm_(comm), dim_(dim), config_(config), regions_(comm, dim), counts_(comm.size()), displs_(comm.size()),
+      : comm_(comm), dim_(dim), config_(config), columns_(std::max(1u, config.columns)),
+        regions_(comm, dim, columns_, config.packs()), counts_(comm.size()), displs_(comm.size()),
+        byte_counts_(comm.size()), byte_displs_(comm.size()),
         shares_(kShares * static_cast<size_t>(comm.size())), result_(dim) {
     // Pairs travel as one contiguous type, so that counts stay pairs, not bytes, and fit an int.
     MPI_Type_contiguous(static_cast<int>(sizeof(Pair<V>)), MPI_BYTE, &pair_type_);
@@ -143,7 +175,8 @@ class OkTopk final : public TopkAllreduce<V> {
       k_ = k;
     }
     const Shares all = share(keep(reduced));
-    drifted_ = !fresh && (all.kept_nonzero > 2 * k || 2 * all.kept_nonzero < std::min(k, all.nonzero));
+    const uint64_t budget = candidates(k);
+    drifted_ = !fresh && (all.kept_nonzero > 2 * budget || 2 * all.kept_nonzero < std::min(budget, all.nonzero));
     gather(all.kept);
     store<V>(gathered_, dim_, result_);
     residual(selected, dropped);
@@ -157,14 +190,18 @@ class OkTopk final : public TopkAllreduce<V> {
   static constexpr int kShares = 3;
 
 
-  // Algorithm 1 lines 10-11: the k-th largest magnitude of all regions' non-zero sums; 0,
-  // which keeps every sum, the cancelled ones too, when there are at most k of them;
-  // kAboveAll, which keeps none, for k = 0.
+  // The candidates a budget of k values allows: k sums, or ceil(k / K) features.
+  uint64_t candidates(uint64_t k) const { return (k + columns_ - 1) / columns_; }
+
+  // Algorithm 1 lines 10-11: the k-th largest key of all regions' non-zero candidates
+  // (with K columns, the ceil(k / K)-th); 0, which keeps every candidate, the cancelled
+  // ones too, when there are at most that many; kAboveAll, which keeps none, for k = 0.
   Key<V> global_threshold(const Stream<V>& reduced, uint64_t k) {
     if (k == 0) return kAboveAll<V>;
+    k = candidates(k);
     keys_.clear();
-    for_each_sum(reduced, regions_.owned(), [&](uint32_t, V v) {
-      if (const Key<V> m = magnitude(v)) keys_.push_back(m);
+    for_each_candidate(Sums<V>{reduced, regions_.owned()}, columns_, [&](Key<V> m, size_t, size_t) {
+      if (m) keys_.push_back(m);
     });
     keep_largest(keys_, k);
     const int p = comm_.size(), mine = static_cast<int>(keys_.size());
@@ -178,17 +215,17 @@ class OkTopk final : public TopkAllreduce<V> {
     return *std::min_element(all_keys_.begin(), all_keys_.end());
   }
 
-  // kept_ = this region's sums at or above the threshold; nonzero_ = how many sums are
-  // non-zero. Returns how many kept ones are.
+  // kept_ = this region's sums of the candidates at or above the threshold; nonzero_ =
+  // how many candidates are non-zero. Returns how many kept ones are.
   uint32_t keep(const Stream<V>& reduced) {
     kept_.clear();
     nonzero_ = 0;
     uint32_t kept_nonzero = 0;
-    for_each_sum(reduced, regions_.owned(), [&](uint32_t index, V v) {
-      const Key<V> m = magnitude(v);
+    const Sums<V> sums{reduced, regions_.owned()};
+    for_each_candidate(sums, columns_, [&](Key<V> m, size_t begin, size_t end) {
       nonzero_ += m != 0;
       if (m < threshold_) return;
-      kept_.push_back({index, v});
+      for (size_t j = begin; j < end; ++j) kept_.push_back({sums.index(j), sums.value(j)});
       kept_nonzero += m != 0;
     });
     return kept_nonzero;
@@ -223,7 +260,33 @@ class OkTopk final : public TopkAllreduce<V> {
     } else {
       std::copy(kept_.begin(), kept_.end(), gathered_.begin() + displs_[me]);
     }
-    comm_.allgatherv(MPI_IN_PLACE, gathered_.data(), counts_.data(), displs_.data(), pair_type_);
+    if (config_.packs()) {
+      gather_packed();
+    } else {
+      comm_.allgatherv(MPI_IN_PLACE, gathered_.data(), counts_.data(), displs_.data(), pair_type_);
+    }
+  }
+
+  // The allgather of gather(), each rank's slice packed into runs (sparse/packed_stream.h):
+  // with K columns the kept sums are runs of a feature's K slots.
+  void gather_packed() {
+    const int p = comm_.size(), me = comm_.rank();
+    const std::span<const Pair<V>> slice(gathered_.data() + displs_[me], static_cast<size_t>(counts_[me]));
+    packed_.resize(packed_bytes(slice));
+    write_packed(slice, packed_.data());
+    const int mine = static_cast<int>(packed_.size());
+    comm_.allgather(&mine, 1, byte_counts_.data());
+    std::exclusive_scan(byte_counts_.begin(), byte_counts_.end(), byte_displs_.begin(), 0);
+    all_packed_.resize(static_cast<size_t>(byte_displs_[p - 1]) + static_cast<size_t>(byte_counts_[p - 1]));
+    comm_.allgatherv(packed_.data(), all_packed_.data(), byte_counts_.data(), byte_displs_.data(), MPI_BYTE);
+    for (int r = 0; r < p; ++r) {
+      if (r == me) continue;
+      const size_t n = read_packed_pairs<V>(all_packed_.data() + byte_displs_[r], static_cast<size_t>(byte_counts_[r]),
+                                            gathered_.data() + displs_[r]);
+      if (n != static_cast<size_t>(counts_[r]))
+        throw std::runtime_error("oktopk: rank " + std::to_string(r) + " sent " + std::to_string(n) +
+                                 " pairs where it counted " + std::to_string(counts_[r]));
+    }
   }
 
   // Data balancing (Figure 3): rank j ends with slice j, [total j / P, total (j+1) / P), of
@@ -275,6 +338,7 @@ class OkTopk final : public TopkAllreduce<V> {
   CountedComm& comm_;
   uint32_t dim_;
   TopkCollectiveConfig config_;
+  uint32_t columns_;  // weights a feature: the candidates' size
   RegionReduce<V> regions_;
   MPI_Datatype pair_type_ = MPI_DATATYPE_NULL;
   uint64_t calls_ = 0;
@@ -282,6 +346,8 @@ class OkTopk final : public TopkAllreduce<V> {
   bool drifted_ = false;    // the reused threshold's count left its band last call
   Key<V> threshold_ = 0;
   std::vector<int> counts_, displs_;  // per rank: of the allgather being set up
+  std::vector<int> byte_counts_, byte_displs_;  // per rank: gather_packed's blocks
+  std::vector<std::byte> packed_, all_packed_;
   std::vector<uint32_t> shares_;      // per rank: kept pairs, kept non-zero sums, non-zero sums
   uint32_t nonzero_ = 0;              // this region's non-zero sums
   std::vector<Key<V>> keys_, all_keys_;

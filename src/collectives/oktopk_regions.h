@@ -17,6 +17,7 @@
 
 #include <mpi.h>
 
+#include "collectives/collective_util.h"
 #include "comm/counted_comm.h"
 #include "sparse/stream.h"
 
@@ -38,7 +39,10 @@ void for_each_entry(const Stream<V>& s, Range range, F f) {
 template <class V>
 class RegionReduce {
  public:
-  RegionReduce(CountedComm& comm, uint32_t dim);
+  // With `columns` K >= 2 (a K-class model's weights a feature, `dim` a multiple of K)
+  // regions start at multiples of K, so that no feature straddles two; with `runs` the
+  // parts cross packed into runs (StreamWire).
+  RegionReduce(CountedComm& comm, uint32_t dim, uint32_t columns = 1, bool runs = false);
 
   // Collective: new bounds from every rank's `selected` (a stream over [0, N)).
   void repartition(const Stream<V>& selected);
@@ -49,15 +53,19 @@ class RegionReduce {
 
   Range region(int j) const { return {bound_[j], bound_[j + 1]}; }
   // The P + 1 bounds the last repartition chose (a checkpoint's state); set_bounds throws
-  // std::runtime_error for bounds that do not tile [0, N) in P regions.
+  // std::runtime_error for bounds that do not tile [0, N) in P regions starting at
+  // multiples of K.
   const std::vector<uint32_t>& bounds() const { return bound_; }
   void set_bounds(const std::vector<uint32_t>& bounds);
   Range owned() const { return region(comm_.rank()); }
 
  private:
   void reserve_owned();
+  uint32_t aligned(uint64_t index) const { return static_cast<uint32_t>(index - index % columns_); }
 
   CountedComm& comm_;
+  uint32_t columns_;
+  StreamWire<V> wire_;
   Range whole_;
   std::vector<uint32_t> bound_;   // P + 1
   std::vector<uint64_t> votes_;   // the sums of the ranks' P-1 cut points, then how many voted

@@ -38,6 +38,13 @@ MachineSpeed measure_machine_speed(const CountedComm& comm);
 struct CollectiveConfig {
   DenseSwitch dense_switch;
   int group_size = 8;  // early-switching DSAR: ranks that go dense together
+  // Weights per feature (K of a K-class model): with K >= 2 sparse streams cross packed
+  // into runs of consecutive indices (collective_util.h, StreamWire), unless pack_runs
+  // says no: tuned() settles it from the measured machine, off where the network carries
+  // the bytes packing saves in less time than packing takes (pack_runs_pay, cost_model.h).
+  uint32_t columns = 1;
+  std::optional<bool> pack_runs;
+  bool packs() const { return columns > 1 && pack_runs.value_or(true); }
   // Replace dense_switch by the one the measured network and summation speed call for
   // (network_dense_switch in cost_model.h): on a slow network sending dense at the
   // summation crossover would multiply the bytes.
@@ -56,8 +63,9 @@ struct CollectiveConfig {
   int cold_calls = 16;  // auto: calls before any tie is timed; the model's pick runs alone
 };
 
-// Collective when config.tune_dense_switch is set: returns `config` with the switch
-// tuned for values of `value_bytes` and the measurement kept; otherwise `config`.
+// Collective when config.tune_dense_switch is set or config.packs(): returns `config`
+// with the switch tuned for values of `value_bytes`, packing kept only where it pays
+// (pack_runs_pay, cost_model.h) and the measurement kept; otherwise `config`.
 CollectiveConfig tuned(CollectiveConfig config, CountedComm& comm, size_t value_bytes);
 
 template <class V>

@@ -6,8 +6,9 @@
 namespace mpisgd {
 
 template <class V>
-SplitReduce<V>::SplitReduce(MPI_Comm comm, CountedComm& counter, uint32_t dim, const DenseSwitch& sw)
-    : comm_(comm), counter_(counter), whole_{0, dim}, sw_(sw) {
+SplitReduce<V>::SplitReduce(MPI_Comm comm, CountedComm& counter, uint32_t dim, const DenseSwitch& sw,
+                            bool runs)
+    : comm_(comm), counter_(counter), wire_(counter, runs), whole_{0, dim}, sw_(sw) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   // Sums swap buffers, so every buffer a part is summed in holds the longest range.
@@ -35,14 +36,12 @@ template <class V>
 const Stream<V>& SplitReduce<V>::reduce(const Stream<V>& input) {
   const int p = size_;
   for (int d = 1; d < p; ++d) {
-    recv_req_[d - 1] = counter_.irecv_upto(recv_[d].data(), static_cast<int>(recv_[d].capacity()), (rank_ - d + p) % p,
-                                           kTagSplit, comm_);
+    recv_req_[d - 1] = wire_.irecv(recv_[d], (rank_ - d + p) % p, kTagSplit, comm_);
   }
   for (int d = 1; d < p; ++d) {
     const int dest = (rank_ + d) % p;
     extract(input, whole_, range(dest), sw_, send_[d]);
-    send_req_[d - 1] =
-        counter_.isend(send_[d].data(), static_cast<int>(send_[d].bytes()), MPI_BYTE, dest, kTagSplit, comm_);
+    send_req_[d - 1] = wire_.isend(send_[d], d, dest, kTagSplit, comm_);
   }
   extract(input, whole_, owned(), sw_, acc_);
 
@@ -57,7 +56,9 @@ const Stream<V>& SplitReduce<V>::reduce(const Stream<V>& input) {
   for (int waiting = p - 1;;) {
     done = add_ready(done);
     if (waiting == 0) break;
-    const int index = counter_.wait_any_received(recv_req_);
+    int bytes = 0;
+    const int index = counter_.wait_any_received(recv_req_, &bytes);
+    wire_.received(recv_[index + 1], bytes);
     arrived_[(rank_ - (index + 1) + p) % p] = 1;
     --waiting;
   }

@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 
+#include "collectives/collective_util.h"
 #include "comm/counted_comm.h"
 #include "sparse/stream.h"
 
@@ -21,7 +22,8 @@ template <class V>
 class SplitReduce {
  public:
   // Collective over `comm` (any subset of the ranks `counter` counts for).
-  SplitReduce(MPI_Comm comm, CountedComm& counter, uint32_t dim, const DenseSwitch& sw);
+  // With `runs` the parts cross packed into runs (StreamWire).
+  SplitReduce(MPI_Comm comm, CountedComm& counter, uint32_t dim, const DenseSwitch& sw, bool runs = false);
 
   // Collective: returns the sum over `comm` of every rank's part of `input` (a stream
   // over [0, N)) in this rank's owned range, as a stream over that range.
@@ -33,6 +35,7 @@ class SplitReduce {
  private:
   MPI_Comm comm_;
   CountedComm& counter_;
+  StreamWire<V> wire_;
   int rank_ = 0, size_ = 1;
   Range whole_;
   DenseSwitch sw_;

@@ -18,26 +18,28 @@ template <class V>
 class SsarRecDbl final : public SparseAllreduce<V> {
  public:
   SsarRecDbl(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
-      : comm_(comm), whole_{0, dim}, sw_(config.dense_switch), fold_(comm.rank(), comm.size()), acc_(dim),
+      : comm_(comm), wire_(comm, config.packs()), whole_{0, dim}, sw_(config.dense_switch),
+        fold_(comm.rank(), comm.size()), acc_(dim),
         in_(dim), scratch_(dim) {
   }
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
     CountedComm::Timed timed(comm_);
     acc_.copy_from(input);
-    fold_in(comm_, fold_, acc_, in_, [&] { add_overlapping(acc_, in_, scratch_, whole_, sw_); });
+    fold_in(wire_, fold_, acc_, in_, [&] { add_overlapping(acc_, in_, scratch_, whole_, sw_); });
     if (!fold_.folded_out()) {
       for (int mask = 1; mask < fold_.p2; mask <<= 1) {
-        exchange_streams(comm_, acc_, in_, fold_.old_rank(fold_.new_rank ^ mask), kTagStage);
+        wire_.exchange(acc_, in_, fold_.old_rank(fold_.new_rank ^ mask), kTagStage);
         add_overlapping(acc_, in_, scratch_, whole_, sw_);
       }
     }
-    fold_out(comm_, fold_, acc_);
+    fold_out(wire_, fold_, acc_);
     return acc_;
   }
 
  private:
   CountedComm& comm_;
+  StreamWire<V> wire_;
   Range whole_;
   DenseSwitch sw_;
   Fold fold_;

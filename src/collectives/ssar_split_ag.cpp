@@ -21,19 +21,20 @@ template <class V>
 class SsarSplitAllgather final : public SparseAllreduce<V> {
  public:
   SsarSplitAllgather(CountedComm& comm, uint32_t dim, const CollectiveConfig& config)
-      : comm_(comm), split_(comm.raw(), comm, dim, config.dense_switch), fold_(comm.rank(), comm.size()),
+      : comm_(comm), wire_(comm, config.packs()), split_(comm.raw(), comm, dim, config.dense_switch, config.packs()),
+        fold_(comm.rank(), comm.size()),
         acc_(dim), in_(dim), scratch_(dim) {
   }
 
   const Stream<V>& allreduce(const Stream<V>& input) override {
     CountedComm::Timed timed(comm_);
     compact(split_.reduce(input), split_.owned(), acc_);
-    fold_in(comm_, fold_, acc_, in_, [&] {
+    fold_in(wire_, fold_, acc_, in_, [&] {
       concat_disjoint(in_, acc_, split_.range(comm_.rank() - 1), split_.owned(), scratch_);
       acc_.swap(in_);
     });
     if (!fold_.folded_out()) gather(fold_.new_rank);
-    fold_out(comm_, fold_, acc_);
+    fold_out(wire_, fold_, acc_);
     return acc_;
   }
 
@@ -48,7 +49,7 @@ class SsarSplitAllgather final : public SparseAllreduce<V> {
       const int partner = me ^ mask;
       const Range mine = block(me & ~(mask - 1), mask);
       const Range theirs = block(partner & ~(mask - 1), mask);
-      exchange_streams(comm_, acc_, in_, fold_.old_rank(partner), kTagStage);
+      wire_.exchange(acc_, in_, fold_.old_rank(partner), kTagStage);
       if (partner < me) {
         concat_disjoint(in_, acc_, theirs, mine, scratch_);
         acc_.swap(in_);
@@ -59,6 +60,7 @@ class SsarSplitAllgather final : public SparseAllreduce<V> {
   }
 
   CountedComm& comm_;
+  StreamWire<V> wire_;
   SplitReduce<V> split_;
   Fold fold_;
   Stream<V> acc_, in_, scratch_;

@@ -23,25 +23,40 @@ namespace {
 template <class V>
 class TopkAllgather final : public TopkAllreduce<V> {
  public:
-  TopkAllgather(CountedComm& comm, uint32_t dim)
-      : comm_(comm), dim_(dim), counts_(comm.size()), displs_(comm.size()), parts_(comm.size()), scratch_(dim) {}
+  TopkAllgather(CountedComm& comm, uint32_t dim, bool runs)
+      : comm_(comm), dim_(dim), runs_(runs), counts_(comm.size()), displs_(comm.size()), parts_(comm.size()),
+        scratch_(dim) {}
 
   const Stream<V>& allreduce(const Stream<V>& selected, uint64_t /*k*/, Stream<V>& dropped) override {
     CountedComm::Timed timed(comm_);
     dropped.set_empty();
     pairs_of(selected);
     const int p = comm_.size();
-    int mine = static_cast<int>(send_.size() * sizeof(Pair<V>));
+    if (runs_) {
+      packed_.resize(packed_bytes<V>(send_));
+      write_packed<V>(send_, packed_.data());
+    }
+    int mine = static_cast<int>(runs_ ? packed_.size() : send_.size() * sizeof(Pair<V>));
     comm_.allgather(&mine, 1, counts_.data());
     std::exclusive_scan(counts_.begin(), counts_.end(), displs_.begin(), 0);
     const size_t total = static_cast<size_t>(displs_[p - 1]) + static_cast<size_t>(counts_[p - 1]);
     if (total > static_cast<size_t>(INT32_MAX)) throw std::runtime_error("topk-ag: the gathered pairs exceed 2 GiB");
-    recv_.resize(total / sizeof(Pair<V>));
-    comm_.allgatherv(send_.data(), recv_.data(), counts_.data(), displs_.data(), MPI_BYTE);
+    if (runs_) {
+      gathered_.resize(total);
+      comm_.allgatherv(packed_.data(), gathered_.data(), counts_.data(), displs_.data(), MPI_BYTE);
+    } else {
+      recv_.resize(total / sizeof(Pair<V>));
+      comm_.allgatherv(send_.data(), recv_.data(), counts_.data(), displs_.data(), MPI_BYTE);
+    }
 
     for (int r = 0; r < p; ++r) {
+      parts_[r].reserve(dim_);
+      if (runs_) {
+        read_packed(gathered_.data() + displs_[r], static_cast<size_t>(counts_[r]), parts_[r]);
+        continue;
+      }
       const auto count = static_cast<uint32_t>(counts_[r] / sizeof(Pair<V>));
-      parts_[r].reserve(std::max<uint64_t>(dim_, 2 * uint64_t{count}));
+      parts_[r].reserve_pairs(count);
       parts_[r].set_sparse(count);
       std::copy_n(recv_.data() + displs_[r] / sizeof(Pair<V>), count, parts_[r].pairs().data());
     }
@@ -64,8 +79,10 @@ class TopkAllgather final : public TopkAllreduce<V> {
 
   CountedComm& comm_;
   uint32_t dim_;
+  bool runs_;  // pairs cross packed into runs (sparse/packed_stream.h), for K >= 2 columns
   std::vector<int> counts_, displs_;  // bytes, per rank
   std::vector<Pair<V>> send_, recv_;
+  std::vector<std::byte> packed_, gathered_;  // with runs_: send_ packed, and every rank's
   std::vector<Stream<V>> parts_;  // rank r's pairs, then the partial sums of the tree
   Stream<V> scratch_;
 };
@@ -73,9 +90,9 @@ class TopkAllgather final : public TopkAllreduce<V> {
 }  // namespace
 
 template <class V>
-std::unique_ptr<TopkAllreduce<V>> make_topk_allgather(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig&) {
+std::unique_ptr<TopkAllreduce<V>> make_topk_allgather(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig& c) {
   check_message_size<V>(dim, "topk-ag");
-  return std::make_unique<TopkAllgather<V>>(comm, dim);
+  return std::make_unique<TopkAllgather<V>>(comm, dim, c.packs());
 }
 
 // Table 1: 2k(P-1) elements, k(P-1) pairs.

@@ -31,6 +31,13 @@ struct TopkCollectiveConfig {
   // exact global thresholds (section 3.1.3, reused in between).
   uint32_t repartition_period = 64;
   uint32_t reuse_period = 32;
+  // Weights per feature, as CollectiveConfig::columns: with K >= 2 the global selections
+  // keep whole features (sparse/feature_select.h), and the pairs cross packed into runs
+  // unless pack_runs is off, whatever the network (their messages are about k pairs, and
+  // the top-k strategies are for networks where bytes are dear).
+  uint32_t columns = 1;
+  bool pack_runs = true;
+  bool packs() const { return columns > 1 && pack_runs; }
 };
 
 template <class V>

@@ -11,11 +11,20 @@
 namespace mpisgd {
 namespace {
 
+// The lossless exchange packs as the top-k collectives do (TopkCollectiveConfig), whatever
+// the network: it measures nothing.
+CollectiveConfig lossless_config(const TopkCollectiveConfig& topk) {
+  CollectiveConfig config;
+  config.columns = topk.columns;
+  config.pack_runs = topk.pack_runs;
+  return config;
+}
+
 template <class V>
 class TopkDsa final : public TopkAllreduce<V> {
  public:
-  TopkDsa(CountedComm& comm, uint32_t dim)
-      : lossless_(make_sparse_allreduce<V>("ssar-split-ag", comm, dim, CollectiveConfig{})) {}
+  TopkDsa(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig& config)
+      : lossless_(make_sparse_allreduce<V>("ssar-split-ag", comm, dim, lossless_config(config))) {}
 
   const Stream<V>& allreduce(const Stream<V>& selected, uint64_t /*k*/, Stream<V>& dropped) override {
     dropped.set_empty();
@@ -29,9 +38,9 @@ class TopkDsa final : public TopkAllreduce<V> {
 }  // namespace
 
 template <class V>
-std::unique_ptr<TopkAllreduce<V>> make_topk_dsa(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig&) {
+std::unique_ptr<TopkAllreduce<V>> make_topk_dsa(CountedComm& comm, uint32_t dim, const TopkCollectiveConfig& c) {
   check_message_size<V>(dim, "topk-dsa");
-  return std::make_unique<TopkDsa<V>>(comm, dim);
+  return std::make_unique<TopkDsa<V>>(comm, dim, c);
 }
 
 // Table 1 in bytes: the split sends (P-1)/P of a rank's k pairs; the allgather as many

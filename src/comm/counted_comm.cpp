@@ -72,21 +72,21 @@ void CountedComm::send(const void* data, int count, MPI_Datatype type, int dest,
   if (!is_self(dest, on)) add_bytes(bytes_of(count, type), 0);
 }
 
-void CountedComm::recv(void* data, int capacity, MPI_Datatype type, int source, int tag, MPI_Comm on) {
+int CountedComm::recv(void* data, int capacity, MPI_Datatype type, int source, int tag, MPI_Comm on) {
   on = or_this(on);
   MPI_Status status;
   MPI_Recv(data, capacity, type, source, tag, on, &status);
-  if (!is_self(status.MPI_SOURCE, on)) count_arrived(status, type);
+  return is_self(status.MPI_SOURCE, on) ? items(status, type) : count_arrived(status, type);
 }
 
-void CountedComm::sendrecv(const void* out, int out_count, void* in, int in_capacity, MPI_Datatype type, int partner,
-                           int tag, MPI_Comm on) {
+int CountedComm::sendrecv(const void* out, int out_count, void* in, int in_capacity, MPI_Datatype type, int partner,
+                          int tag, MPI_Comm on) {
   on = or_this(on);
   MPI_Status status;
   MPI_Sendrecv(out, out_count, type, partner, tag, in, in_capacity, type, partner, tag, on, &status);
-  if (is_self(partner, on)) return;
+  if (is_self(partner, on)) return items(status, type);
   add_bytes(bytes_of(out_count, type), 0);
-  count_arrived(status, type);
+  return count_arrived(status, type);
 }
 
 MPI_Request CountedComm::isend(const void* data, int count, MPI_Datatype type, int dest, int tag, MPI_Comm on) {
@@ -111,17 +111,18 @@ MPI_Request CountedComm::irecv_upto(void* data, int capacity_bytes, int source, 
   return r;
 }
 
-void CountedComm::wait_received(MPI_Request& receive) {
+int CountedComm::wait_received(MPI_Request& receive) {
   MPI_Status status;
   MPI_Wait(&receive, &status);
-  count_arrived(status, MPI_BYTE);
+  return count_arrived(status, MPI_BYTE);
 }
 
-int CountedComm::wait_any_received(std::span<MPI_Request> receives) {
+int CountedComm::wait_any_received(std::span<MPI_Request> receives, int* bytes) {
   int index = MPI_UNDEFINED;
   MPI_Status status;
   MPI_Waitany(static_cast<int>(receives.size()), receives.data(), &index, &status);
-  count_arrived(status, MPI_BYTE);
+  const int arrived = count_arrived(status, MPI_BYTE);
+  if (bytes) *bytes = arrived;
   return index;
 }
 
@@ -131,11 +132,17 @@ bool CountedComm::is_self(int peer, MPI_Comm on) const {
   return peer == me;
 }
 
-// An empty status (a null request's) counts nothing.
-void CountedComm::count_arrived(const MPI_Status& status, MPI_Datatype type) {
+int CountedComm::items(const MPI_Status& status, MPI_Datatype type) {
   int count = 0;
   MPI_Get_count(&status, type, &count);
+  return count;
+}
+
+// An empty status (a null request's) counts nothing.
+int CountedComm::count_arrived(const MPI_Status& status, MPI_Datatype type) {
+  const int count = items(status, type);
   add_bytes(0, bytes_of(count, type));
+  return count;
 }
 
 }  // namespace mpisgd

@@ -129,17 +129,18 @@ class CountedComm {
   // send counts what leaves, when it is posted; a receive what arrives: recv when it
   // returns, irecv, of a message of exactly `count` items, when it is posted, and
   // irecv_upto, of raw bytes from another rank, as many as came (known only once they are
-  // in), when wait_received or wait_any_received completes it.
+  // in), when wait_received or wait_any_received completes it. Each receive returns, or
+  // sets `bytes` to, the number of items that arrived.
   void send(const void* data, int count, MPI_Datatype type, int dest, int tag, MPI_Comm on = MPI_COMM_NULL);
-  void recv(void* data, int capacity, MPI_Datatype type, int source, int tag, MPI_Comm on = MPI_COMM_NULL);
-  void sendrecv(const void* out, int out_count, void* in, int in_capacity, MPI_Datatype type, int partner, int tag,
+  int recv(void* data, int capacity, MPI_Datatype type, int source, int tag, MPI_Comm on = MPI_COMM_NULL);
+  int sendrecv(const void* out, int out_count, void* in, int in_capacity, MPI_Datatype type, int partner, int tag,
                 MPI_Comm on = MPI_COMM_NULL);
   MPI_Request isend(const void* data, int count, MPI_Datatype type, int dest, int tag, MPI_Comm on = MPI_COMM_NULL);
   MPI_Request irecv(void* data, int count, MPI_Datatype type, int source, int tag, MPI_Comm on = MPI_COMM_NULL);
   MPI_Request irecv_upto(void* data, int capacity_bytes, int source, int tag, MPI_Comm on = MPI_COMM_NULL);
-  void wait_received(MPI_Request& receive);
+  int wait_received(MPI_Request& receive);
   // Returns the index in `receives` of the one completed.
-  int wait_any_received(std::span<MPI_Request> receives);
+  int wait_any_received(std::span<MPI_Request> receives, int* bytes = nullptr);
 
   // Counts the seconds from construction to destruction as communication; nested scopes
   // (a collective built on allreduce_sum) count once. The outermost scope is also the wait
@@ -174,7 +175,8 @@ class CountedComm {
   }
   MPI_Comm or_this(MPI_Comm on) const { return on == MPI_COMM_NULL ? comm_ : on; }
   bool is_self(int peer, MPI_Comm on) const;
-  void count_arrived(const MPI_Status& status, MPI_Datatype type);
+  static int items(const MPI_Status& status, MPI_Datatype type);
+  int count_arrived(const MPI_Status& status, MPI_Datatype type);
 
   MPI_Comm comm_;
   int rank_ = 0;

@@ -17,7 +17,7 @@ uint64_t SparsifyOptions::k_for(uint32_t dim) const {
 
 ErrorFeedback::ErrorFeedback(const SparsifyOptions& options, uint32_t dim)
     : k_(options.k_for(dim)), warmup_steps_(options.warmup_steps), keep_(options.keep),
-      columns_(std::max(1u, options.columns)),
+      features_(std::max(1u, options.columns)),
       selector_(make_topk_selector(options.select.empty() ? "threshold-reuse" : options.select,
                                    TopkOptions{options.reuse_period, options.seed})) {
   sent_.reserve_pairs(dim);
@@ -31,30 +31,14 @@ const Stream<float>& ErrorFeedback::select(std::span<const Pair<float>> local) {
     std::iota(kept_.begin(), kept_.end(), uint32_t{0});
   } else {
     const uint64_t k = keep_ > 0 ? static_cast<uint64_t>(std::ceil(keep_ * static_cast<double>(local.size()))) : k_;
-    if (columns_ > 1) select_features(k);
-    else selector_->select(merged_.value, k, kept_);
+    if (features_.columns() > 1) {
+      features_.select(*selector_, merged_.index, merged_.value, k, kept_);
+    } else {
+      selector_->select(merged_.value, k, kept_);
+    }
   }
   split_selected(merged_, kept_, sent_, residual_);
   return sent_;
-}
-
-void ErrorFeedback::select_features(uint64_t k) {
-  norms_.clear();
-  run_start_.clear();
-  const size_t n = merged_.nnz();
-  for (size_t j = 0; j < n;) {
-    const uint32_t feature = merged_.index[j] / columns_;
-    run_start_.push_back(static_cast<uint32_t>(j));
-    double squares = 0;
-    for (; j < n && merged_.index[j] / columns_ == feature; ++j)
-      squares += static_cast<double>(merged_.value[j]) * merged_.value[j];
-    norms_.push_back(static_cast<float>(std::sqrt(squares)));
-  }
-  run_start_.push_back(static_cast<uint32_t>(n));
-  selector_->select(norms_, (k + columns_ - 1) / columns_, kept_features_);
-  kept_.clear();
-  for (uint32_t f : kept_features_)
-    for (uint32_t j = run_start_[f]; j < run_start_[f + 1]; ++j) kept_.push_back(j);
 }
 
 void ErrorFeedback::take_back(const Stream<float>& dropped) {

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "sparse/feature_select.h"
 #include "sparse/sparse_vector.h"
 #include "sparse/stream.h"
 #include "sparse/topk_select.h"
@@ -63,12 +64,9 @@ class ErrorFeedback {
   void load_state(StateReader& in);
 
  private:
-  // With K columns: selects the features of about k values from merged_ into kept_.
-  void select_features(uint64_t k);
-
   uint64_t k_, warmup_steps_, step_ = 0;
   double keep_;
-  uint32_t columns_;
+  FeatureSelector features_;  // with K columns, ranks features by the norm of their values
   std::unique_ptr<TopkSelector> selector_;
   // Index and value apart, as the selectors scan the values as one array.
   SparseVector merged_;
@@ -77,10 +75,6 @@ class ErrorFeedback {
   // residual() adds them when asked, forming the same sums select() would.
   mutable SparseVector residual_, back_, sum_;
   std::vector<uint32_t> kept_;
-  // With K columns: each feature's norm, where its run in merged_ starts (and the end),
-  // and the positions of the features kept.
-  std::vector<float> norms_;
-  std::vector<uint32_t> run_start_, kept_features_;
 };
 
 // out = a + b over ascending indices; exact zeros are dropped.

@@ -72,7 +72,7 @@ rc=0
 timeout "$HANG" "$RUN" -np 2 "$MPISGD" train --data x --strategy nope >"$tmp/flag.out" 2>&1 || rc=$?
 [[ $rc -ne 0 && $rc -ne 124 ]] || fail "bad flag: exit code $rc"
 expect_contains "$tmp/flag.out" "--strategy" "bad strategy flag"
-for bad in "--density 1.5" "--k 0" "--select nope" "--reuse-period 0" "--repartition-period 0"; do
+for bad in "--density 1.5" "--k 0" "--select nope" "--reuse-period 0" "--repartition-period 0" "--pack-runs maybe"; do
   rc=0
   # shellcheck disable=SC2086  # the flag and its value are two words
   timeout "$HANG" "$RUN" -np 2 "$MPISGD" train --data x --strategy topk-ag $bad >"$tmp/flag.out" 2>&1 || rc=$?

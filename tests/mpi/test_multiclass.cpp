@@ -144,9 +144,12 @@ TEST_CASE("every strategy trains a K-class model as allreduce does", "[multiclas
         CHECK(accuracy(s.save_model, data) >= (largest_share + reference_accuracy) / 2);
       } else {
         // On these 600 rows a point is 6 rows, within the noise of which rows each rank's
-        // residual or staleness delays; tests/e2e/topk_convergence.sh holds top-k to a
-        // point of allreduce on 20,000 rows of K classes.
-        CHECK(accuracy(s.save_model, data) >= reference_accuracy - 0.03);
+        // residual or staleness delays; and on these 60 features top-k selecting whole
+        // features (sparse/feature_select.h) sends 6 of them a step at K = 10, where single
+        // values reached up to 60 (Ok-Topk: 1.8 points below its by-value selection here,
+        // within 0.4 of it on Fashion-MNIST). tests/e2e/topk_convergence.sh holds top-k to
+        // a point of allreduce on 20,000 rows of K classes.
+        CHECK(accuracy(s.save_model, data) >= reference_accuracy - 0.04);
       }
     }
   }

@@ -99,3 +99,15 @@ TEST_CASE("cost model: dense-rec-halving is Rabenseifner's cost, plus the fold's
   in.ranks = 1;
   CHECK(cost_of("dense-rec-halving", in) == 0);
 }
+
+TEST_CASE("cost model: runs are packed where the bytes they save take longer than packing", "[cost_model]") {
+  const SummationSpeed merge{4e-9, 1e-9};  // a merge item as measured on 2 cores
+  const AlphaBeta shared_memory{1e-6, 0.07e-9}, ten_gbit{20e-6, 0.8e-9}, one_gbit{50e-6, 8e-9};
+  // Saved bytes a pair: 4 - 8/K; packing costs half a merge item (2 ns here).
+  CHECK_FALSE(pack_runs_pay(shared_memory, merge, 10));
+  CHECK_FALSE(pack_runs_pay(one_gbit, merge, 1));  // binary models have no runs to pack
+  CHECK_FALSE(pack_runs_pay(one_gbit, merge, 2));  // runs of 2 save nothing
+  CHECK(pack_runs_pay(one_gbit, merge, 3));        // 1.33 bytes at 8 ns
+  CHECK_FALSE(pack_runs_pay(ten_gbit, merge, 3));  // 1.33 bytes at 0.8 ns: 1.07 ns
+  CHECK(pack_runs_pay(ten_gbit, merge, 10));       // 3.2 bytes at 0.8 ns: 2.56 ns
+}
