@@ -72,7 +72,7 @@ size_t write_packed(std::span<const Pair<V>> pairs, std::byte* out) {
   const uint32_t header[2] = {static_cast<uint32_t>(pairs.size()), packed ? PackedStream<V>::kRuns : 0};
   std::memcpy(out, header, sizeof header);
   if (packed) return sizeof header + write_runs(pairs, out + sizeof header);
-  std::memcpy(out + sizeof header, pairs.data(), pairs.size_bytes());
+  if (!pairs.empty()) std::memcpy(out + sizeof header, pairs.data(), pairs.size_bytes());
   return sizeof header + pairs.size_bytes();
 }
 
@@ -90,7 +90,7 @@ size_t read_packed_pairs(const std::byte* block, size_t bytes, Pair<V>* out) {
   if (form != 0) throw bad_block("form " + std::to_string(form) + " where pairs were expected");
   if (bytes != Stream<V>::sparse_bytes(count))
     throw bad_block(std::to_string(bytes) + " bytes for " + std::to_string(count) + " pairs");
-  std::memcpy(static_cast<void*>(out), block + sizeof header, bytes - sizeof header);
+  if (count > 0) std::memcpy(static_cast<void*>(out), block + sizeof header, bytes - sizeof header);
   return count;
 }
 
