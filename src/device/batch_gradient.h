@@ -79,8 +79,7 @@ class BatchGradient : public BatchDevice {
     for (size_t j = 0; j < index.size(); ++j) {
       uint32_t i = index[j];
       w.scratch(i) += c * value[j];
-      touched_[i >> 6] |= uint64_t{1} << (i & 63);
-      summary[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
+      mark(i, summary);
     }
   }
   // As add(), for K columns: coef[c] x into column c wherever coef[c] is not zero. When
@@ -104,10 +103,14 @@ class BatchGradient : public BatchDevice {
         if (coef[c] == 0) continue;
         const size_t i = base + c;
         w.scratch(static_cast<uint32_t>(i)) += coef[c] * value[j];
-        touched_[i >> 6] |= uint64_t{1} << (i & 63);
-        summary[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
+        mark(i, summary);
       }
     }
+  }
+  // Marks slot i and its word in `summary`.
+  void mark(size_t i, uint64_t* summary) {
+    touched_[i >> 6] |= uint64_t{1} << (i & 63);
+    summary[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
   }
   // Marks slots [begin, end) and their words in `summary`.
   void mark_run(size_t begin, size_t end, uint64_t* summary) {
