@@ -2,8 +2,8 @@
 // The wire form of a Stream (sparse/stream.h) whose indices come in runs. A K-class model
 // keeps a feature's K weights in consecutive slots (model/weights.h), so its updates are
 // runs of K indices, and as (index, value) pairs a feature costs K (4 + sizeof(V)) bytes
-// where 4 + K sizeof(V) would do: at K = 10, 80 bytes against 44. Packed, a sparse stream
-// crosses as
+// where a run's 8-byte head and K sizeof(V) do: at K = 10, 80 bytes against 48. Packed, a
+// sparse stream crosses as
 //
 //   [uint32 count][uint32 kRuns] then runs: [uint32 first][uint32 length][length values]
 //
