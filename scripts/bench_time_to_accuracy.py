@@ -7,7 +7,9 @@ accuracy is within --within (default 1 point) of LIBLINEAR's `-s 0`, for
               rank per core, P = 4 two); a config PxT:STRATEGY runs that strategy instead
               (e.g. 2x1:local-sgd)
               (training time of the epochs up to the first that reaches it, plus the
-              load; the per-epoch test evaluation, our measuring instrument, left out)
+              set-up before the first step: loading, renumbering the features, the
+              step's and the strategy's start-up; the per-epoch test evaluation, our
+              measuring instrument, left out)
   LIBLINEAR   `liblinear-train -s 0`, the whole command (it defines the target)
   sklearn     SGDClassifier as its users run it: `fit` with its defaults (one call, to
               convergence), and with max_iter = E, tol=None for E = 1.. (load + fit)
@@ -104,7 +106,7 @@ def liblinear(train, test):
 
 
 def mpisgd(train, test, ranks, threads, strategy, multiclass, args):
-    """(load seconds, [(epoch training seconds, test accuracy)]); multiclass None on two classes."""
+    """(set-up seconds, [(epoch training seconds, test accuracy)]); multiclass None on two classes."""
     max_epochs, out = args.max_epochs, args.dir
     profile = os.path.join(out, f"tta_mpisgd_p{ranks}_t{threads}{'_' + strategy if strategy else ''}"
                                 f"{'_' + multiclass if multiclass else ''}.csv")
@@ -117,14 +119,14 @@ def mpisgd(train, test, ranks, threads, strategy, multiclass, args):
     if multiclass:
         cmd += ["--multiclass", multiclass]
     run = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    load = float(re.search(r"loaded in ([0-9.]+) s", run.stderr).group(1))
+    setup = float(re.search(r"set up in ([0-9.]+) s", run.stderr).group(1))
     with open(profile) as f:
-        return load, [(float(r["wall_s_max"]), float(r["test_accuracy"])) for r in csv.DictReader(f)]
+        return setup, [(float(r["wall_s_max"]), float(r["test_accuracy"])) for r in csv.DictReader(f)]
 
 
-def first_reaching(target, load, epochs):
-    """Seconds (load + epochs so far) and epochs until the accuracy reaches `target`."""
-    spent = load
+def first_reaching(target, setup, epochs):
+    """Seconds (set-up + epochs so far) and epochs until the accuracy reaches `target`."""
+    spent = setup
     for n, (seconds, acc) in enumerate(epochs, 1):
         spent += seconds
         if acc >= target:
@@ -141,8 +143,8 @@ def report_kind(kind, rows, test_rows, args):
     results = []  # (name, seconds to target, epochs, accuracy after 1/3/10, reference seconds)
     for ranks, threads, strategy in args.configs:
         for multiclass in variants:
-            load, epochs = mpisgd(train, test, ranks, threads, strategy, multiclass, args)
-            seconds, n = first_reaching(target, load, epochs)
+            setup, epochs = mpisgd(train, test, ranks, threads, strategy, multiclass, args)
+            seconds, n = first_reaching(target, setup, epochs)
             first.setdefault(multiclass, seconds)
             results.append((f"mpisgd P={ranks} T={threads}{' ' + strategy if strategy else ''}"
                             f"{' ' + multiclass if multiclass else ''}", seconds, n, [a for _, a in epochs],

@@ -297,6 +297,7 @@ void finish(const TrainConfig& c, const Resolved& r, const TrainingData& d, cons
 }  // namespace
 
 void run_train(const TrainConfig& c, MPI_Comm world) {
+  const double start = MPI_Wtime();
   CountedComm comm(world);
   Resolved r = configure(c, comm);
   TrainingData data = load(c, r, comm);
@@ -329,6 +330,9 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
       profile.emplace(c.profile, RunInfo{c.strategy, c.model, r.sgd.threads, w.dim(), r.loss.classification(),
                                          profile_columns(*strategy, r)});
     });
+  // What a user waits for before the first step, beyond the load: time to accuracy counts it.
+  spdlog::info("set up in {:.3f} s (loading, feature order, step and strategy start-up{})", MPI_Wtime() - start,
+               done > 0 ? ", checkpoint" : "");
   if (comm.rank() == 0) print_profile_header(stdout, r.loss.classification());
   for (int epoch = done + 1; epoch <= r.sgd.epochs && !stopper.stopped(); ++epoch) {
     const EpochRecord record = trainer.run_epoch(epoch);
