@@ -46,9 +46,9 @@ bool CostModel::goes_dense(double items, double length, double switch_density) c
 
 double CostModel::transfer(double items, double length, double switch_density) const {
   const auto value = static_cast<double>(in_.value_bytes);
-  const double pair = sizeof(uint32_t) + value;
+  const double item = wire_item_bytes(in_.value_bytes, in_.run_columns);
   const bool dense = goes_dense(items, length, switch_density);
-  return in_.network.beta * (Stream<float>::kHeaderBytes + (dense ? length * value : items * pair));
+  return in_.network.beta * (Stream<float>::kHeaderBytes + (dense ? length * value : items * item));
 }
 
 double CostModel::transfer(double items, double length) const {
@@ -100,10 +100,17 @@ double CostModel::dense_reduce_scatter(double values, int parts) const {
   return ceil_log2(parts) * in_.network.alpha + dense(share) + share * in_.compute.dense_element_s;
 }
 
-DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed& compute, size_t value_bytes) {
+double wire_item_bytes(size_t value_bytes, uint32_t run_columns) {
+  const auto value = static_cast<double>(value_bytes);
+  const double pair = sizeof(uint32_t) + value;
+  return run_columns > 1 ? std::min(pair, value + 8.0 / run_columns) : pair;
+}
+
+DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed& compute, size_t value_bytes,
+                                 uint32_t run_columns) {
   const auto value = static_cast<double>(value_bytes);
   const double dense = value * network.beta + compute.dense_element_s;
-  const double sparse = (sizeof(uint32_t) + value) * network.beta + 2 * compute.merge_item_s;
+  const double sparse = wire_item_bytes(value_bytes, run_columns) * network.beta + 2 * compute.merge_item_s;
   return DenseSwitch{sparse > 0 ? std::min(1.0, dense / sparse) : DenseSwitch::kMeasuredDensity};
 }
 
@@ -126,15 +133,17 @@ CollectiveConfig tuned(CollectiveConfig config, CountedComm& comm, size_t value_
   const bool ask_packing = config.columns > 1 && !config.pack_runs && comm.size() > 1;
   if (!config.tune_dense_switch && !ask_packing) return config;
   if (!config.measured) config.measured = measure_machine_speed(comm);
-  if (config.tune_dense_switch) {
-    config.dense_switch = network_dense_switch(config.measured->network, config.measured->compute, value_bytes);
-    config.tune_dense_switch = false;
-  }
   if (ask_packing) {
     config.pack_runs = pack_runs_pay(config.measured->network, config.measured->compute, config.columns);
     spdlog::info("{} weights a feature: updates cross {} (network {:.2f} ns a byte, merge {:.2f} ns an item)",
                  config.columns, *config.pack_runs ? "packed into runs of consecutive indices" : "as pairs",
                  config.measured->network.beta * 1e9, config.measured->compute.merge_item_s * 1e9);
+  }
+  // After packing is settled: packed, a sparse stream's bytes cost less.
+  if (config.tune_dense_switch) {
+    config.dense_switch = network_dense_switch(config.measured->network, config.measured->compute, value_bytes,
+                                               config.packs() ? config.columns : 1);
+    config.tune_dense_switch = false;
   }
   return config;
 }

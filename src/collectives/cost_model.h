@@ -22,6 +22,10 @@ struct CostInputs {
   double universe = 0;      // M: the effective index space (N for uniform indices)
   int group_size = 8;       // early-switching DSAR
   size_t value_bytes = 4;   // sizeof(V)
+  // K where sparse streams cross packed into runs of a feature's K values, 1 where they
+  // cross as pairs: what a sparse item costs on the wire (wire_item_bytes). Where a stream
+  // goes dense is decided in memory, on its pairs, either way.
+  uint32_t run_columns = 1;
   DenseSwitch dense_switch;
   AlphaBeta network;
   // The thesis model leaves computation out; on a fast network (shared memory) the sums
@@ -41,11 +45,17 @@ struct CostInputs {
   bool mean_volume = false;
 };
 
+// Bytes a sparse item takes on the wire: a pair's, or, where streams are packed into runs
+// of a feature's K = run_columns values (sparse/packed_stream.h), its value and its share
+// of the run's 8-byte head; a stream is packed only where that is smaller.
+double wire_item_bytes(size_t value_bytes, uint32_t run_columns);
+
 // The density at which sending and summing a stream dense costs what sparse does:
-// (value_bytes beta + dense add) / (pair bytes beta + 2 merge items), never above the
-// byte bound. Near the summation crossover on a fast network, near the byte bound on a
-// slow one.
-DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed& compute, size_t value_bytes);
+// (value_bytes beta + dense add) / (wire item bytes beta + 2 merge items), never above
+// the byte bound. Near the summation crossover on a fast network, near the byte bound on
+// a slow one.
+DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed& compute, size_t value_bytes,
+                                 uint32_t run_columns = 1);
 
 // Whether packing a K-column model's pairs into runs (sparse/packed_stream.h) takes less
 // time than the bytes it saves take on the wire: a run's 8-byte header serves K values

@@ -117,6 +117,7 @@ class SparseAuto final : public SparseAllreduce<V> {
     in.universe = last_result_ < 0 ? dim_ : fit_universe(last_k_, last_result_, in.ranks, dim_);
     in.group_size = config_.group_size;
     in.value_bytes = sizeof(V);
+    in.run_columns = config_.packs() ? config_.columns : 1;
     in.dense_switch = config_.dense_switch;
     in.network = speed_.network;
     in.compute = speed_.compute;

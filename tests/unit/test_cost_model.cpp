@@ -111,3 +111,25 @@ TEST_CASE("cost model: runs are packed where the bytes they save take longer tha
   CHECK_FALSE(pack_runs_pay(ten_gbit, merge, 3));  // 1.33 bytes at 0.8 ns: 1.07 ns
   CHECK(pack_runs_pay(ten_gbit, merge, 10));       // 3.2 bytes at 0.8 ns: 2.56 ns
 }
+
+TEST_CASE("cost model: packed runs price a sparse item at its value and a share of its run's head", "[cost_model]") {
+  CHECK(wire_item_bytes(4, 1) == 8);
+  CHECK(wire_item_bytes(4, 2) == 8);  // runs of 2 are no smaller: sent as pairs
+  CHECK(wire_item_bytes(4, 3) == Approx(4 + 8.0 / 3));
+  CHECK(wire_item_bytes(4, 10) == Approx(4.8));
+  CHECK(wire_item_bytes(8, 10) == Approx(8.8));
+
+  CostInputs in = shared_memory(8, 32000);
+  in.network = AlphaBeta{50e-6, 8e-9};  // 1 Gbit/s
+  const double items = 32000, length = 3200000;
+  const double pairs = CostModel(in).transfer(items, length);
+  in.run_columns = 10;
+  CHECK(pairs == Approx(in.network.beta * (Stream<float>::kHeaderBytes + items * 8)));
+  CHECK(CostModel(in).transfer(items, length) == Approx(in.network.beta * (Stream<float>::kHeaderBytes + items * 4.8)));
+  // A stream gone dense crosses as it is, packed or not.
+  CHECK(CostModel(in).transfer(length, length) ==
+        Approx(in.network.beta * (Stream<float>::kHeaderBytes + length * 4)));
+  // Cheaper sparse bytes move the tuned dense switch up on a slow link.
+  const SummationSpeed merge{4e-9, 1e-9};
+  CHECK(network_dense_switch(in.network, merge, 4, 10).density > network_dense_switch(in.network, merge, 4).density);
+}
