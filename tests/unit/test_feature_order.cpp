@@ -119,11 +119,12 @@ TEST_CASE("feature order: every popularity tier is dealt evenly over P ranges", 
 TEST_CASE("feature order: renumbered rows hold the same pairs, sorted, past-N indices kept", "[feature_order]") {
   std::mt19937_64 rng(13);
   const uint32_t dim = 3000;
-  // Rows long enough for the radix sort (>= 256 entries) and short ones; test rows may
-  // name features beyond N, up to the top of the index range.
-  Dataset d = random_rows(rng, dim, 60, 600, 40);
+  // Short rows, rows long enough for the 8-bit passes (>= 256 entries) and for the
+  // 12-bit ones over every bit (>= 1,024); test rows may name features beyond N, up to
+  // the top of the index range.
+  Dataset d = random_rows(rng, dim, 60, 2000, 40);
   // A long row, dense over a stretch, ending past N at the top of the index range.
-  for (uint32_t i = 1000; i < 1400; ++i) {
+  for (uint32_t i = 1000; i < 2400; ++i) {
     d.index.owned().push_back(i);
     d.value.owned().push_back(0.5f * static_cast<float>(i));
   }
