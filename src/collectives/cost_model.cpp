@@ -100,10 +100,13 @@ double CostModel::dense_reduce_scatter(double values, int parts) const {
   return ceil_log2(parts) * in_.network.alpha + dense(share) + share * in_.compute.dense_element_s;
 }
 
+// A packed run's head: its first index and its length (sparse/packed_stream.h).
+constexpr double kRunHeadBytes = 2 * sizeof(uint32_t);
+
 double wire_item_bytes(size_t value_bytes, uint32_t run_columns) {
   const auto value = static_cast<double>(value_bytes);
   const double pair = sizeof(uint32_t) + value;
-  return run_columns > 1 ? std::min(pair, value + 8.0 / run_columns) : pair;
+  return run_columns > 1 ? std::min(pair, value + kRunHeadBytes / run_columns) : pair;
 }
 
 DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed& compute, size_t value_bytes,
@@ -125,7 +128,7 @@ MachineSpeed measure_machine_speed(const CountedComm& counted) {
 
 bool pack_runs_pay(const AlphaBeta& network, const SummationSpeed& compute, uint32_t columns) {
   if (columns < 2) return false;
-  const double saved_bytes = sizeof(uint32_t) - 8.0 / columns;
+  const double saved_bytes = sizeof(uint32_t) - kRunHeadBytes / columns;
   return saved_bytes * network.beta > 0.5 * compute.merge_item_s;
 }
 
