@@ -33,21 +33,22 @@ double one_way_seconds(MPI_Comm comm, int partner, bool leader, int bytes, int r
   return median(times);
 }
 
-// Median time of `reps` exchanges of 8 bytes between every pair of ranks at once.
-double all_to_all_seconds(MPI_Comm comm, int rank, int size, int reps) {
-  std::vector<uint64_t> out(static_cast<size_t>(size)), in(static_cast<size_t>(size));
+// Median time of `reps` exchanges of 8 bytes with each of the `fan_out` ranks that follow
+// (sends) and precede (receives) this one, all posted at once.
+double fan_out_seconds(MPI_Comm comm, int rank, int size, int fan_out, int reps) {
+  std::vector<uint64_t> out(static_cast<size_t>(fan_out)), in(static_cast<size_t>(fan_out));
   std::vector<MPI_Request> requests;
   std::vector<double> times;
   for (int i = 0; i < reps; ++i) {
     MPI_Barrier(comm);
     const double start = MPI_Wtime();
     requests.clear();
-    for (int d = 1; d < size; ++d) {
+    for (int d = 1; d <= fan_out; ++d) {
       const int from = (rank - d + size) % size, to = (rank + d) % size;
       requests.emplace_back();
-      MPI_Irecv(&in[static_cast<size_t>(from)], 1, MPI_UINT64_T, from, 1, comm, &requests.back());
+      MPI_Irecv(&in[static_cast<size_t>(d - 1)], 1, MPI_UINT64_T, from, 1, comm, &requests.back());
       requests.emplace_back();
-      MPI_Isend(&out[static_cast<size_t>(to)], 1, MPI_UINT64_T, to, 1, comm, &requests.back());
+      MPI_Isend(&out[static_cast<size_t>(d - 1)], 1, MPI_UINT64_T, to, 1, comm, &requests.back());
     }
     MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
     times.push_back(MPI_Wtime() - start);
@@ -57,7 +58,7 @@ double all_to_all_seconds(MPI_Comm comm, int rank, int size, int reps) {
 
 }  // namespace
 
-AlphaBeta measure_alpha_beta(MPI_Comm comm) {
+AlphaBeta measure_alpha_beta(MPI_Comm comm, int gap_fan_out) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -84,12 +85,13 @@ AlphaBeta measure_alpha_beta(MPI_Comm comm) {
     ab[0] = small;
     ab[1] = std::max(large - small, 0.0) / kLarge;
   }
-  double all = size > 2 ? std::numeric_limits<double>::infinity() : 0;
-  for (int round = 0; size > 2 && round < 3; ++round) all = std::min(all, all_to_all_seconds(comm, rank, size, 11));
+  const int fan_out = std::clamp(gap_fan_out, 0, size - 1);
+  double all = fan_out > 1 ? std::numeric_limits<double>::infinity() : 0;
+  for (int round = 0; fan_out > 1 && round < 3; ++round) all = std::min(all, fan_out_seconds(comm, rank, size, fan_out, 11));
   double measured[3] = {ab[0], ab[1], all};
   MPI_Allreduce(MPI_IN_PLACE, measured, 3, MPI_DOUBLE, MPI_MAX, comm);
   AlphaBeta result{measured[0], measured[1], measured[0]};
-  if (size > 2) result.gap = std::clamp((measured[2] - measured[0]) / (size - 2), 0.0, measured[0]);
+  if (fan_out > 1) result.gap = std::clamp((measured[2] - measured[0]) / (fan_out - 1), 0.0, measured[0]);
   return result;
 }
 

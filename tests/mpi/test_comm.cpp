@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectives/sparse_allreduce.h"
+#include "comm/alpha_beta.h"
 #include "comm/counted_comm.h"
 #include "comm/extrema.h"
 #include "comm/job_error.h"
@@ -126,6 +127,25 @@ TEST_CASE("an algorithm whose dense stream exceeds one MPI message is refused be
                            Catch::Message(info.name + ": N = 4294967295 features make a dense stream larger than "
                                                       "one MPI message (2 GiB); use --strategy allreduce, or "
                                                       "fewer features (--dim)"));
+  }
+}
+
+TEST_CASE("the network's alpha, beta and gap are measured alike on every rank, over any fan-out", "[comm]") {
+  // Fan-outs below P - 1 send to the ranks after each one and receive from those before:
+  // a mismatch would hang here. One peer measures no gap: each message is charged a whole
+  // alpha then, as Table 3.1 does.
+  for (const int fan_out : {1, 2, kGapFanOut}) {
+    const AlphaBeta ab = measure_alpha_beta(MPI_COMM_WORLD, fan_out);
+    double mine[3] = {ab.alpha, ab.beta, ab.gap}, low[3], high[3];
+    MPI_Allreduce(mine, low, 3, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(mine, high, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    for (int i = 0; i < 3; ++i) CHECK(low[i] == high[i]);
+    if (world_size() == 1) continue;
+    CHECK(ab.alpha > 0);
+    CHECK(ab.beta > 0);
+    CHECK(ab.gap >= 0);
+    CHECK(ab.gap <= ab.alpha);
+    if (world_size() == 2 || fan_out == 1) CHECK(ab.gap == ab.alpha);
   }
 }
 
