@@ -69,6 +69,31 @@ void sort_row(std::vector<uint64_t>& row, std::vector<uint64_t>& spare, uint32_t
   }
 }
 
+// Popularity rank r (0: the most frequent feature) to its model index. Stripe b is
+// [dim b / B, dim (b + 1) / B), as owned_range splits an index range, so its size is q or
+// q + 1. Ranks are dealt in rounds: in rounds 0..q-1 every stripe takes one, in the last
+// round only the stripes of size q + 1, in order.
+class Dealer {
+ public:
+  Dealer(uint32_t dim, uint32_t stripes)
+      : stripes_(std::max<uint32_t>(1, stripes)), q_(dim / stripes_), full_rounds_(uint64_t{q_} * stripes_) {
+    for (uint32_t b = 0; b <= stripes_; ++b) begin_.push_back(static_cast<uint32_t>(uint64_t{dim} * b / stripes_));
+    for (uint32_t b = 0; b < stripes_; ++b)
+      if (begin_[b + 1] - begin_[b] > q_) longer_.push_back(b);
+  }
+  uint32_t operator()(uint32_t r) const {
+    return r < full_rounds_ ? begin_[r % stripes_] + r / stripes_ : begin_[longer_[r - full_rounds_]] + q_;
+  }
+
+ private:
+  uint32_t stripes_, q_;
+  uint64_t full_rounds_;
+  std::vector<uint32_t> begin_, longer_;
+};
+
+// Below this many distinct counts (or N, if more) features are ranked by a counting sort.
+constexpr uint64_t kCountingSortBuckets = uint64_t{1} << 22;
+
 }  // namespace
 
 uint32_t FeatureOrder::stripes_for(int ranks) {
@@ -78,34 +103,33 @@ uint32_t FeatureOrder::stripes_for(int ranks) {
 
 FeatureOrder FeatureOrder::from_counts(std::span<const uint32_t> counts, uint32_t stripes) {
   const auto dim = static_cast<uint32_t>(counts.size());
-  // Features by descending count: a stable LSD radix sort on ~count, started in file
+  const Dealer deal(dim, stripes);
+  FeatureOrder order;
+  order.internal_.resize(dim);
+  const uint32_t most = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  if (uint64_t{most} < std::max<uint64_t>(dim, kCountingSortBuckets)) {
+    // A counting sort, ranks handed out in file order: a feature's rank is the number of
+    // features more frequent than it, plus those as frequent before it in the file. Its
+    // one random access per feature is into the table of counts, which power-law data
+    // keeps small where it is busy; the radix sort below took 0.22 s of the Webspam-like
+    // set-up (16.6M features) in two random scatters.
+    std::vector<uint32_t> next(size_t{most} + 1, 0);
+    for (uint32_t c : counts) ++next[c];
+    uint32_t above = 0;
+    for (size_t c = next.size(); c-- > 0;) above += std::exchange(next[c], above);
+    for (uint32_t f = 0; f < dim; ++f) order.internal_[f] = deal(next[counts[f]]++);
+    return order;
+  }
+  // Counts past the table's bound: a stable LSD radix sort on ~count, started in file
   // order, which breaks ties by index.
   std::vector<uint32_t> by_rank(dim), spare(dim);
   std::iota(by_rank.begin(), by_rank.end(), uint32_t{0});
-  const uint32_t most = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
   auto key = [&counts](uint32_t f) { return ~counts[f]; };
   for (int shift = 0; shift < 32 && (shift == 0 || most >> shift); shift += 16) {
     radix_pass(by_rank, spare, shift, key);
     by_rank.swap(spare);
   }
-
-  // Stripe b is [dim b / B, dim (b + 1) / B), as owned_range splits an index range, so
-  // its size is q or q + 1. Ranks are dealt in rounds: in rounds 0..q-1 every stripe
-  // takes one, in the last round only the stripes of size q + 1, in order.
-  stripes = std::max<uint32_t>(1, stripes);
-  auto begin = [&](uint32_t b) { return static_cast<uint32_t>(uint64_t{dim} * b / stripes); };
-  const uint32_t q = dim / stripes;
-  std::vector<uint32_t> longer;
-  for (uint32_t b = 0; b < stripes; ++b)
-    if (begin(b + 1) - begin(b) > q) longer.push_back(b);
-  FeatureOrder order;
-  order.internal_ = std::move(spare);
-  const uint64_t full_rounds = uint64_t{q} * stripes;
-  for (uint32_t r = 0; r < dim; ++r) {
-    const uint32_t b = r < full_rounds ? r % stripes : longer[r - full_rounds];
-    const uint32_t place = r < full_rounds ? r / stripes : q;
-    order.internal_[by_rank[r]] = begin(b) + place;
-  }
+  for (uint32_t r = 0; r < dim; ++r) order.internal_[by_rank[r]] = deal(r);
   return order;
 }
 
