@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "comm/job_error.h"
+#include "comm/prefix_sum.h"
 #include "data/crc32c.h"
 #include "data/file_mapping.h"
 #include "data/mpi_file.h"
@@ -305,9 +306,7 @@ void write_binary_cache(const Dataset& d, const std::string& path, MPI_Comm comm
   MPI_Comm_rank(comm, &rank);
   const uint64_t rows = d.global_rows;
   const uint64_t nnz = sum_over_ranks(d.nnz(), comm);
-  uint64_t nnz_before = 0, local_nnz = d.nnz();
-  MPI_Exscan(&local_nnz, &nnz_before, 1, MPI_UINT64_T, MPI_SUM, comm);
-  if (rank == 0) nnz_before = 0;
+  const uint64_t nnz_before = sum_below_rank(comm, d.nnz());
 
   // This rank's pieces of the file; rank 0 also writes the opening row offset 0.
   const CacheLayout at(rows, nnz, kBlockBytes);

@@ -8,6 +8,7 @@
 #include "comm/counted_comm.h"
 #include "comm/extrema.h"
 #include "comm/job_error.h"
+#include "comm/prefix_sum.h"
 #include "data/csr_memory.h"
 #include "data/mpi_file.h"
 
@@ -119,9 +120,7 @@ TextReadResult read_libsvm_text(const std::string& path, MPI_Comm comm,
 
   // Lines before this rank's range are the lines the lower ranks parsed; a rank that
   // failed stopped early, but only the lowest failing rank's line number is reported.
-  unsigned long long lines = parser.lines(), line_offset = 0;
-  MPI_Exscan(&lines, &line_offset, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
-  if (rank == 0) line_offset = 0;
+  const uint64_t line_offset = sum_below_rank(comm, parser.lines());
   if (parse_error) {
     uint64_t line = line_offset + parse_error->line;
     io_failure = LocalFailure{line, InputError(path, line, parse_error->cause).what()};
@@ -131,10 +130,10 @@ TextReadResult read_libsvm_text(const std::string& path, MPI_Comm comm,
   for (auto seen : parser.first_labels())
     result.first_labels.push_back({seen.label, seen.line + line_offset});
 
-  unsigned long long rows = data.rows(), first_row = 0, total_rows = 0;
-  MPI_Exscan(&rows, &first_row, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+  unsigned long long rows = data.rows(), total_rows = 0;
+  const uint64_t first_row = sum_below_rank(comm, rows);
   MPI_Allreduce(&rows, &total_rows, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
-  data.first_row = rank == 0 ? 0 : first_row;
+  data.first_row = first_row;
   data.global_rows = total_rows;
   if (total_rows == 0) throw JobFailed(InputError(path, 0, "no rows").what());
 
