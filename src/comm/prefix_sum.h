@@ -3,8 +3,8 @@
 // line and non-zero offsets. MPI_Exscan would do, but SimGrid 3.32's SMPI runs it as
 // every rank messaging every rank above it at once, which its network model re-solves
 // flow by flow: 0.38 s of wall time at P = 64, 12 s at P = 128, and a simulated trainer
-// at P = 256 never got past loading. An allgather of one value a rank costs the same on
-// a real MPI and stays cheap to simulate.
+// at P = 256 had not finished loading after 15 minutes. An allgather of one value a rank
+// costs the same on a real MPI and stays cheap to simulate.
 #include <cstdint>
 
 #include <mpi.h>
