@@ -1,5 +1,6 @@
 #include "comm/prefix_sum.h"
 
+#include <cstddef>
 #include <vector>
 
 namespace mpisgd {
