@@ -83,7 +83,6 @@ std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, int thre
   const uint64_t rows = data.bytes();  // what the device's copy of the rows takes
   const uint64_t buffers = ThrustGradient::batch_bytes(batch, longest_row(data), columns);
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
-  (void)threads;
   const int id = pick_gpu(gpu_id, rank_on_node);
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, id);
@@ -104,7 +103,7 @@ std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, int thre
   description = "the CPU through Thrust's OpenMP backend (" + std::to_string(threads) +
                 (threads == 1 ? " thread" : " threads") + "): rows " + mib(rows) + ", batch buffers " + mib(buffers);
 #endif
-  return std::make_unique<ThrustGradient>(data, columns);
+  return std::make_unique<ThrustGradient>(data, columns, ThrustGradient::Margins::by_warp, threads);
 }
 
 }  // namespace mpisgd

@@ -1,14 +1,22 @@
 #include "device/thrust_gradient.h"
 
+#include "device/gpu_batch_device.h"
+
 #include <chrono>
+#include <cstddef>
+#include <map>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/device_vector.h>
+#include <thrust/execution_policy.h>
 #include <thrust/for_each.h>
 #include <thrust/gather.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/memory.h>
 #include <thrust/scan.h>
 #include <thrust/sequence.h>
 #include <thrust/sort.h>
@@ -32,41 +40,32 @@ struct RowLength {
   MPISGD_HD uint64_t operator()(uint64_t row) const { return row_ptr[row + 1] - row_ptr[row]; }
 };
 
-// Entry e of the batch: its row's place in the batch and its place in the CSR arrays.
-struct ListEntries {
+// Entry e's place in the CSR arrays, from its row in the batch (entry_row). One device
+// thread an entry: a thread a row would leave a GPU idle on a batch of long rows.
+struct EntryPlace {
   const uint64_t* rows;
   const uint64_t* start;
   const uint64_t* row_ptr;
-  uint32_t* entry_row;
+  const uint32_t* entry_row;
   uint64_t* entry_at;
-  MPISGD_HD void operator()(uint32_t b) const {
-    uint64_t e = start[b];
-    for (uint64_t j = row_ptr[rows[b]]; j < row_ptr[rows[b] + 1]; ++j, ++e) {
-      entry_row[e] = b;
-      entry_at[e] = j;
-    }
+  MPISGD_HD void operator()(uint64_t e) const {
+    const uint32_t b = entry_row[e];
+    entry_at[e] = row_ptr[rows[b]] + (e - start[b]);
   }
 };
 
 // Row b's K margins from the gathered weights (entry_slot: the entry's feature among the
 // batch's distinct ones), summed over its entries in order and scaled as Weights::dot and
-// Weights::margins do; then its loss and coefficients as BatchGradient computes them.
-struct RowCoefficients {
-  const uint64_t* rows;
+// Weights::margins do: the CPU path's order, one device thread a row.
+struct RowMargins {
   const uint64_t* start;
   const uint64_t* entry_at;
   const uint32_t* entry_slot;
   const float* value;
-  const float* label;
   const float* weights;  // U x K, feature-major
   double* margin;        // B x K
-  double* derivative;    // B x K
-  float* coef;           // B x K
-  double* row_loss;      // B
-  Loss loss;
   uint32_t k;
   double weight_scale;
-  float scale;
   MPISGD_HD void operator()(uint32_t b) const {
     double* m = margin + size_t{b} * k;
     for (uint32_t c = 0; c < k; ++c) m[c] = 0;
@@ -76,6 +75,42 @@ struct RowCoefficients {
       for (uint32_t c = 0; c < k; ++c) m[c] += static_cast<double>(w[c]) * x;
     }
     for (uint32_t c = 0; c < k; ++c) m[c] *= weight_scale;
+  }
+};
+
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+// RowMargins with a warp for each margin (row b, column c): the lanes take every 32nd
+// entry of the row and a shuffle tree adds their sums, so a Webspam row's ~3,700 entries
+// take ~116 steps of one warp instead of 3,700 of one thread. Another order of the same
+// terms, so the margins agree with RowMargins' to rounding.
+__global__ void margins_by_warp(const uint64_t* start, const uint64_t* entry_at, const uint32_t* entry_slot,
+                                const float* value, const float* weights, double* margin, uint64_t margins,
+                                uint32_t k, double weight_scale) {
+  const uint64_t id = (uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32;
+  const unsigned lane = threadIdx.x % 32;
+  if (id >= margins) return;  // whole warps: the block size is a multiple of 32
+  const uint64_t b = id / k, c = id % k;
+  double m = 0;
+  for (uint64_t e = start[b] + lane; e < start[b + 1]; e += 32)
+    m += static_cast<double>(weights[size_t{entry_slot[e]} * k + c]) * value[entry_at[e]];
+  for (unsigned offset = 16; offset > 0; offset /= 2) m += __shfl_down_sync(0xffffffffu, m, offset);
+  if (lane == 0) margin[id] = m * weight_scale;
+}
+#endif
+
+// Row b's loss and coefficients from its margins, as BatchGradient computes them.
+struct RowCoefficients {
+  const uint64_t* rows;
+  const float* label;
+  const double* margin;  // B x K
+  double* derivative;    // B x K
+  float* coef;           // B x K
+  double* row_loss;      // B
+  Loss loss;
+  uint32_t k;
+  float scale;
+  MPISGD_HD void operator()(uint32_t b) const {
+    const double* m = margin + size_t{b} * k;
     const float y = label[rows[b]];
     if (k == 1) {
       row_loss[b] = loss.value(m[0], y);
@@ -124,11 +159,51 @@ struct IsSet {
   MPISGD_HD bool operator()(uint8_t x) const { return x != 0; }
 };
 
-// A touched slot's weight index: feature x K + column.
-struct SlotIndex {
+// A touched slot's update pair: weight index feature x K + column, and its sum.
+struct SlotPair {
   const uint32_t* feature;
+  const float* sum;
   uint32_t k;
-  MPISGD_HD uint32_t operator()(uint32_t id) const { return feature[id / k] * k + id % k; }
+  MPISGD_HD Pair<float> operator()(uint32_t id) const { return {feature[id / k] * k + id % k, sum[id]}; }
+};
+
+// Thrust asks for temporary storage in every sort, scan, unique and copy_if; under CUDA
+// each ask is a cudaMalloc and a cudaFree, and the free waits for the device, a cost a
+// batch of 100 short rows pays a dozen times. One batch's temporaries are much the size of
+// the last one's, so a freed block is kept and handed out again (the smallest that fits);
+// all go back with the gradient.
+class TemporaryCache {
+ public:
+  using value_type = char;
+  TemporaryCache() = default;
+  TemporaryCache(const TemporaryCache&) = delete;
+  TemporaryCache& operator=(const TemporaryCache&) = delete;
+  ~TemporaryCache() {
+    for (const auto& [bytes, block] : free_) thrust::free(thrust::device, thrust::device_pointer_cast(block));
+    for (const auto& [block, bytes] : lent_) thrust::free(thrust::device, thrust::device_pointer_cast(block));
+  }
+
+  char* allocate(std::ptrdiff_t bytes) {
+    char* block = nullptr;
+    if (const auto kept = free_.lower_bound(bytes); kept != free_.end()) {
+      bytes = kept->first;
+      block = kept->second;
+      free_.erase(kept);
+    } else {
+      block = thrust::malloc<char>(thrust::device, static_cast<size_t>(bytes)).get();
+    }
+    lent_.emplace(block, bytes);
+    return block;
+  }
+  void deallocate(char* block, size_t) {
+    const auto lent = lent_.find(block);
+    free_.emplace(lent->second, block);
+    lent_.erase(lent);
+  }
+
+ private:
+  std::multimap<std::ptrdiff_t, char*> free_;  // by size
+  std::map<char*, std::ptrdiff_t> lent_;
 };
 
 }  // namespace
@@ -142,17 +217,22 @@ struct ThrustGradient::State {
   thrust::device_vector<uint64_t> rows, start, entry_at;                // B, B + 1, E
   thrust::device_vector<uint32_t> entry_row, entry_feature, entry_slot;  // E
   thrust::device_vector<uint32_t> feature, sorted_slot, order, first;    // U, E, E, U + 1
-  thrust::device_vector<float> weights, sum, coef, out_value;            // U K, U K, B K, nnz
+  thrust::device_vector<float> weights, sum, coef;                       // U K, U K, B K
   thrust::device_vector<uint8_t> touched;                                // U K
-  thrust::device_vector<uint32_t> touched_id, out_index;                 // nnz
+  thrust::device_vector<uint32_t> touched_id;                            // U K
+  thrust::device_vector<Pair<float>> out;                                // nnz
   thrust::device_vector<double> margin, derivative, row_loss;            // B K, B K, B
-  std::vector<uint32_t> host_feature, host_index;
-  std::vector<float> host_weights, host_value;
+  std::vector<uint32_t> host_feature;
+  std::vector<float> host_weights;
   std::vector<double> host_loss;
+  TemporaryCache temporaries;
 };
 
-ThrustGradient::ThrustGradient(const Dataset& data, uint32_t columns)
-    : state_(std::make_unique<State>()), columns_(columns < 1 ? 1 : columns) {
+ThrustGradient::ThrustGradient(const Dataset& data, uint32_t columns, Margins margins, int host_threads)
+    : state_(std::make_unique<State>()),
+      columns_(columns < 1 ? 1 : columns),
+      host_threads_(host_threads < 1 ? 1 : host_threads),
+      margins_(gpu_backend() == GpuBackend::cuda ? margins : Margins::by_row) {
   State& s = *state_;
   s.row_ptr.assign(data.row_ptr.data(), data.row_ptr.data() + data.row_ptr.size());
   s.index.assign(data.index.data(), data.index.data() + data.index.size());
@@ -182,33 +262,38 @@ BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows
     return result;
   }
   const auto began = std::chrono::steady_clock::now();
+  const auto on = thrust::device(s.temporaries);
 
   // 1. The batch's entries, and its distinct features, sorted.
   s.rows.assign(rows.begin(), rows.end());
   s.start.resize(batch + 1);
   s.start[0] = 0;
-  thrust::transform(s.rows.begin(), s.rows.end(), s.start.begin() + 1, RowLength{raw(s.row_ptr)});
-  thrust::inclusive_scan(s.start.begin() + 1, s.start.end(), s.start.begin() + 1);
+  thrust::transform(on, s.rows.begin(), s.rows.end(), s.start.begin() + 1, RowLength{raw(s.row_ptr)});
+  thrust::inclusive_scan(on, s.start.begin() + 1, s.start.end(), s.start.begin() + 1);
   const uint64_t entries = s.start[batch];
   s.entry_row.resize(entries);
   s.entry_at.resize(entries);
   s.entry_feature.resize(entries);
   s.entry_slot.resize(entries);
-  thrust::counting_iterator<uint32_t> zero(0);
-  thrust::for_each(zero, zero + batch,
-                   ListEntries{raw(s.rows), raw(s.start), raw(s.row_ptr), raw(s.entry_row), raw(s.entry_at)});
-  thrust::gather(s.entry_at.begin(), s.entry_at.end(), s.index.begin(), s.entry_feature.begin());
+  thrust::counting_iterator<uint64_t> first_entry(0);
+  thrust::upper_bound(on, s.start.begin() + 1, s.start.end(), first_entry, first_entry + entries, s.entry_row.begin());
+  thrust::for_each(on, first_entry, first_entry + entries,
+                   EntryPlace{raw(s.rows), raw(s.start), raw(s.row_ptr), raw(s.entry_row), raw(s.entry_at)});
+  thrust::gather(on, s.entry_at.begin(), s.entry_at.end(), s.index.begin(), s.entry_feature.begin());
   s.feature = s.entry_feature;
-  thrust::sort(s.feature.begin(), s.feature.end());
-  s.feature.erase(thrust::unique(s.feature.begin(), s.feature.end()), s.feature.end());
+  thrust::sort(on, s.feature.begin(), s.feature.end());
+  s.feature.erase(thrust::unique(on, s.feature.begin(), s.feature.end()), s.feature.end());
   const auto distinct = static_cast<uint32_t>(s.feature.size());
-  thrust::lower_bound(s.feature.begin(), s.feature.end(), s.entry_feature.begin(), s.entry_feature.end(),
+  thrust::lower_bound(on, s.feature.begin(), s.feature.end(), s.entry_feature.begin(), s.entry_feature.end(),
                       s.entry_slot.begin());
 
   // 2. Their stored weights, gathered on the host where the model lives.
   s.host_feature.resize(distinct);
   thrust::copy(s.feature.begin(), s.feature.end(), s.host_feature.begin());
   s.host_weights.resize(size_t{distinct} * k);
+  // Random reads over the whole model, a batch of long rows' largest host cost: spread over
+  // the rank's threads, idle while the device works.
+#pragma omp parallel for num_threads(host_threads_) schedule(static)
   for (uint32_t u = 0; u < distinct; ++u)
     for (uint32_t c = 0; c < k; ++c) s.host_weights[size_t{u} * k + c] = w.stored(s.host_feature[u] * k + c);
   s.weights.assign(s.host_weights.begin(), s.host_weights.end());
@@ -218,10 +303,24 @@ BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows
   s.derivative.resize(size_t{batch} * k);
   s.coef.resize(size_t{batch} * k);
   s.row_loss.resize(batch);
-  thrust::for_each(zero, zero + batch,
-                   RowCoefficients{raw(s.rows), raw(s.start), raw(s.entry_at), raw(s.entry_slot), raw(s.value),
-                                   raw(s.label), raw(s.weights), raw(s.margin), raw(s.derivative), raw(s.coef),
-                                   raw(s.row_loss), loss, k, w.scale(), scale});
+  thrust::counting_iterator<uint32_t> zero(0);
+  if (margins_ == Margins::by_warp) {
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+    const uint64_t margins = uint64_t{batch} * k, block = 256;
+    margins_by_warp<<<(margins * 32 + block - 1) / block, block>>>(raw(s.start), raw(s.entry_at), raw(s.entry_slot),
+                                                                   raw(s.value), raw(s.weights), raw(s.margin),
+                                                                   margins, k, w.scale());
+    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+      throw std::runtime_error(std::string("--device gpu: the margins kernel did not start: ") + cudaGetErrorString(e));
+#endif
+  } else {
+    thrust::for_each(on, zero, zero + batch,
+                     RowMargins{raw(s.start), raw(s.entry_at), raw(s.entry_slot), raw(s.value), raw(s.weights),
+                                raw(s.margin), k, w.scale()});
+  }
+  thrust::for_each(on, zero, zero + batch,
+                   RowCoefficients{raw(s.rows), raw(s.label), raw(s.margin), raw(s.derivative), raw(s.coef),
+                                   raw(s.row_loss), loss, k, scale});
   s.host_loss.resize(batch);
   thrust::copy(s.row_loss.begin(), s.row_loss.end(), s.host_loss.begin());
   for (double l : s.host_loss) result.loss_sum += l;
@@ -229,35 +328,28 @@ BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows
   // 4. Each slot's sum over the batch, in batch order, and the touched ones compacted.
   s.sorted_slot = s.entry_slot;
   s.order.resize(entries);
-  thrust::sequence(s.order.begin(), s.order.end());
-  thrust::stable_sort_by_key(s.sorted_slot.begin(), s.sorted_slot.end(), s.order.begin());
+  thrust::sequence(on, s.order.begin(), s.order.end());
+  thrust::stable_sort_by_key(on, s.sorted_slot.begin(), s.sorted_slot.end(), s.order.begin());
   s.first.resize(size_t{distinct} + 1);
-  thrust::lower_bound(s.sorted_slot.begin(), s.sorted_slot.end(), zero, zero + distinct + 1, s.first.begin());
+  thrust::lower_bound(on, s.sorted_slot.begin(), s.sorted_slot.end(), zero, zero + distinct + 1, s.first.begin());
   const uint32_t slots = distinct * k;
   s.sum.resize(slots);
   s.touched.resize(slots);
-  thrust::for_each(zero, zero + slots,
+  thrust::for_each(on, zero, zero + slots,
                    SlotSum{raw(s.first), raw(s.order), raw(s.entry_row), raw(s.entry_at), raw(s.value), raw(s.coef),
                            raw(s.sum), raw(s.touched), k});
   s.touched_id.resize(slots);
   const auto nnz =
-      static_cast<uint32_t>(thrust::copy_if(zero, zero + slots, s.touched.begin(), s.touched_id.begin(), IsSet{}) -
+      static_cast<uint32_t>(thrust::copy_if(on, zero, zero + slots, s.touched.begin(), s.touched_id.begin(), IsSet{}) -
                             s.touched_id.begin());
-  s.out_index.resize(nnz);
-  s.out_value.resize(nnz);
-  thrust::transform(s.touched_id.begin(), s.touched_id.begin() + nnz, s.out_index.begin(),
-                    SlotIndex{raw(s.feature), k});
-  thrust::gather(s.touched_id.begin(), s.touched_id.begin() + nnz, s.sum.begin(), s.out_value.begin());
+  s.out.resize(nnz);
+  thrust::transform(on, s.touched_id.begin(), s.touched_id.begin() + nnz, s.out.begin(),
+                    SlotPair{raw(s.feature), raw(s.sum), k});
 
   // The pairs, down into the update stream.
-  s.host_index.resize(nnz);
-  s.host_value.resize(nnz);
-  thrust::copy(s.out_index.begin(), s.out_index.end(), s.host_index.begin());
-  thrust::copy(s.out_value.begin(), s.out_value.end(), s.host_value.begin());
   out.reserve_pairs(nnz);
   out.set_sparse(nnz);
-  Pair<float>* pairs = out.pairs().data();
-  for (uint32_t j = 0; j < nnz; ++j) pairs[j] = {s.host_index[j], s.host_value[j]};
+  thrust::copy(s.out.begin(), s.out.end(), out.pairs().data());
   result.nnz = nnz;
 
   // Up: the batch's rows and its features' weights; down: the entry count, the features,

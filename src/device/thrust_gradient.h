@@ -5,15 +5,15 @@
 //   1. lists the batch's entries (row in batch, feature) and sorts its distinct features,
 //   2. gathers those features' K stored weights on the host (the model lives there, where
 //      the strategies step it) and copies them up: U K floats for U distinct features,
-//   3. computes each row's K margins, loss and coefficients scale x f'(m) (model/loss.h,
-//      the code the CPU path runs),
+//   3. computes each row's K margins (under CUDA a warp a margin, Margins below), then its
+//      loss and coefficients scale x f'(m) (model/loss.h, the code the CPU path runs),
 //   4. sums each touched weight slot's contributions in batch order, one slot per device
 //      thread, and compacts the touched slots into (index, value) pairs, ascending,
 // and copies the pairs down into the update stream. Every sum runs in the order the CPU
 // path's one thread sums it (a margin over the row's entries, a slot over the batch's
 // rows), so under the OpenMP backend the update and the loss equal BatchGradient's at
 // T = 1 bit for bit, whatever the thread count; under CUDA they agree to rounding (nvcc
-// contracts multiply-adds).
+// contracts multiply-adds, and a warp adds a margin's terms in another order).
 // Per batch: O(E log E) device work for E entries (the sort), and U K floats up and the
 // update's pairs down across the bus.
 #include <cstdint>
@@ -26,8 +26,13 @@ namespace mpisgd {
 
 class ThrustGradient : public BatchDevice {
  public:
-  // Uploads the rows of `data` (CSR, labels), for a model of `columns` weight columns.
-  ThrustGradient(const Dataset& data, uint32_t columns);
+  // How step 3 sums the margins: one device thread a row, in the CPU path's order (the
+  // reference, and all the OpenMP backend runs), or, under CUDA, a warp a margin.
+  enum class Margins { by_row, by_warp };
+
+  // Uploads the rows of `data` (CSR, labels), for a model of `columns` weight columns;
+  // `host_threads` gather the batch's weights from the host's model.
+  ThrustGradient(const Dataset& data, uint32_t columns, Margins margins = Margins::by_warp, int host_threads = 1);
   ~ThrustGradient() override;
 
   BatchLoss compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss, float scale,
@@ -44,6 +49,8 @@ class ThrustGradient : public BatchDevice {
   struct State;  // the device vectors, in thrust_gradient.cu
   std::unique_ptr<State> state_;
   uint32_t columns_;
+  int host_threads_;
+  Margins margins_;
   DeviceRecord traffic_;
   Stream<float> own_;  // compute_and_step's update
 };
