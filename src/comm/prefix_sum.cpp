@@ -5,15 +5,16 @@
 
 namespace mpisgd {
 
-uint64_t sum_below_rank(MPI_Comm comm, uint64_t value) {
+RankSums sums_across_ranks(MPI_Comm comm, uint64_t value) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   std::vector<uint64_t> all(static_cast<size_t>(size));
   MPI_Allgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm);
-  uint64_t below = 0;
-  for (int r = 0; r < rank; ++r) below += all[static_cast<size_t>(r)];
-  return below;
+  RankSums sums{0, 0};
+  for (int r = 0; r < size; ++r) (r < rank ? sums.below : sums.total) += all[static_cast<size_t>(r)];
+  sums.total += sums.below;
+  return sums;
 }
 
 }  // namespace mpisgd

@@ -169,12 +169,6 @@ uint64_t first_outside(const uint32_t* index, uint64_t begin, uint64_t end, uint
   return begin;
 }
 
-uint64_t sum_over_ranks(uint64_t v, MPI_Comm comm) {
-  uint64_t total = 0;
-  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
-  return total;
-}
-
 // XORs into terms[k] the share of the n bytes written at `offset` in block k's CRC.
 void add_terms(const CacheLayout& at, MPI_Offset offset, const void* data, uint64_t n,
                std::vector<uint32_t>& terms) {
@@ -305,8 +299,8 @@ void write_binary_cache(const Dataset& d, const std::string& path, MPI_Comm comm
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   const uint64_t rows = d.global_rows;
-  const uint64_t nnz = sum_over_ranks(d.nnz(), comm);
-  const uint64_t nnz_before = sum_below_rank(comm, d.nnz());
+  const RankSums entries = sums_across_ranks(comm, d.nnz());
+  const uint64_t nnz = entries.total, nnz_before = entries.below;
 
   // This rank's pieces of the file; rank 0 also writes the opening row offset 0.
   const CacheLayout at(rows, nnz, kBlockBytes);

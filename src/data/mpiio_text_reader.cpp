@@ -130,12 +130,10 @@ TextReadResult read_libsvm_text(const std::string& path, MPI_Comm comm,
   for (auto seen : parser.first_labels())
     result.first_labels.push_back({seen.label, seen.line + line_offset});
 
-  unsigned long long rows = data.rows(), total_rows = 0;
-  const uint64_t first_row = sum_below_rank(comm, rows);
-  MPI_Allreduce(&rows, &total_rows, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
-  data.first_row = first_row;
-  data.global_rows = total_rows;
-  if (total_rows == 0) throw JobFailed(InputError(path, 0, "no rows").what());
+  const RankSums rows = sums_across_ranks(comm, data.rows());
+  data.first_row = rows.below;
+  data.global_rows = rows.total;
+  if (rows.total == 0) throw JobFailed(InputError(path, 0, "no rows").what());
 
   const int64_t local_dim = data.nnz() ? int64_t{parser.max_index()} + 1 : 0;
   const int64_t dim = max_over_ranks(comm, local_dim);

@@ -30,12 +30,16 @@ TEST_CASE("min and max over ranks hold for values beyond 32 bits and of either s
   CHECK(max_over_ranks(MPI_COMM_WORLD, rank == 0 ? 3'000'000'000 : 3) == 3'000'000'000);
 }
 
-TEST_CASE("each rank gets the sum of the values of the ranks below it, past 32 bits", "[comm]") {
+TEST_CASE("each rank gets the sum of the values of the ranks below it and the total, past 32 bits", "[comm]") {
   const auto rank = static_cast<uint64_t>(world_rank());
   const uint64_t big = uint64_t{5} << 34;
   // Rank r offers big + r: the ranks below it sum to r big + r (r - 1) / 2.
   CHECK(sum_below_rank(MPI_COMM_WORLD, big + rank) == rank * big + rank * (rank - 1) / 2);
   CHECK(sum_below_rank(MPI_COMM_WORLD, 0) == 0);
+  const auto size = static_cast<uint64_t>(world_size());
+  const RankSums sums = sums_across_ranks(MPI_COMM_WORLD, big + rank);
+  CHECK(sums.below == rank * big + rank * (rank - 1) / 2);
+  CHECK(sums.total == size * big + size * (size - 1) / 2);
 }
 
 TEST_CASE("a failure on any one rank is reported on every rank", "[comm][errors]") {
