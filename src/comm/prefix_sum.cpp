@@ -12,8 +12,10 @@ RankSums sums_across_ranks(MPI_Comm comm, uint64_t value) {
   std::vector<uint64_t> all(static_cast<size_t>(size));
   MPI_Allgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm);
   RankSums sums{0, 0};
-  for (int r = 0; r < size; ++r) (r < rank ? sums.below : sums.total) += all[static_cast<size_t>(r)];
-  sums.total += sums.below;
+  for (int r = 0; r < size; ++r) {
+    sums.total += all[static_cast<size_t>(r)];
+    if (r < rank) sums.below += all[static_cast<size_t>(r)];
+  }
   return sums;
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -171,7 +172,8 @@ struct SlotPair {
 // each ask is a cudaMalloc and a cudaFree, and the free waits for the device, a cost a
 // batch of 100 short rows pays a dozen times. One batch's temporaries are much the size of
 // the last one's, so a freed block is kept and handed out again (the smallest that fits);
-// all go back with the gradient.
+// all go back with the gradient. The OpenMP backend's sorts ask from inside their parallel
+// regions, so the lists are guarded.
 class TemporaryCache {
  public:
   using value_type = char;
@@ -184,6 +186,7 @@ class TemporaryCache {
   }
 
   char* allocate(std::ptrdiff_t bytes) {
+    const std::lock_guard<std::mutex> hold(lock_);
     char* block = nullptr;
     if (const auto kept = free_.lower_bound(bytes); kept != free_.end()) {
       bytes = kept->first;
@@ -196,6 +199,7 @@ class TemporaryCache {
     return block;
   }
   void deallocate(char* block, size_t) {
+    const std::lock_guard<std::mutex> hold(lock_);
     const auto lent = lent_.find(block);
     free_.emplace(lent->second, block);
     lent_.erase(lent);
@@ -204,6 +208,7 @@ class TemporaryCache {
  private:
   std::multimap<std::ptrdiff_t, char*> free_;  // by size
   std::map<char*, std::ptrdiff_t> lent_;
+  std::mutex lock_;
 };
 
 }  // namespace

@@ -3,10 +3,10 @@
 # runs with --device gpu beside the same runs with --device cpu, one thread a rank, through
 # the strategies' families (lossless sparse, dense, top-k with residuals, a parameter
 # server, local SGD), every loss and lr schedule, with and without L2, and with two
-# classes and three. Under Thrust's OpenMP backend each
-# pair of models must be byte for byte the same; under CUDA the weights within 1e-4 of the
-# CPU's (relative, in the L2 norm) and the test accuracies within half a point. Where no GPU can run them (GPU=1 on a machine without a driver or GPU),
-# --device gpu must end the job on every rank naming why, and the runs report themselves
+# classes and three. Under Thrust's OpenMP backend each pair of models must be byte for
+# byte the same; under CUDA the weights within 1e-4 of the CPU's (relative, in the L2
+# norm) and the test accuracies within half a point. Where no GPU can run them (GPU=1 on a
+# machine without a driver or GPU), --device gpu must end the job on every rank naming why, and the runs report themselves
 # skipped with that reason.
 source "$(dirname "$0")/../e2e/lib.bash"
 

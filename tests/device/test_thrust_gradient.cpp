@@ -138,16 +138,15 @@ TEST_CASE("thrust gradient: a warp a margin agrees with a thread a row", "[devic
     Dataset d = random_dataset(rng, 40, features, 3000, false);
     if (classes > 1)
       for (float& y : d.label) y = static_cast<float>(rng() % classes);
-    const Weights w = random_weights(rng, dim);
+    Weights w = random_weights(rng, dim);
     const Loss loss = classes > 1 ? loss_for(LossKind::logistic, classes, Multiclass::softmax) : Loss{LossKind::logistic};
     ThrustGradient by_row(d, classes, ThrustGradient::Margins::by_row);
     ThrustGradient by_warp(d, classes, ThrustGradient::Margins::by_warp);
     for (const size_t size : {40, 1, 13}) {
-      Weights a_w = w, b_w = w;
       const std::vector<uint64_t> batch = random_batch(rng, d.rows(), size);
       Stream<float> a, b;
-      const BatchLoss al = by_warp.compute(d, batch, a_w, loss, 0.1f, a);
-      const BatchLoss bl = by_row.compute(d, batch, b_w, loss, 0.1f, b);
+      const BatchLoss al = by_warp.compute(d, batch, w, loss, 0.1f, a);
+      const BatchLoss bl = by_row.compute(d, batch, w, loss, 0.1f, b);
       check_same(a, al, b, bl);
     }
   }
