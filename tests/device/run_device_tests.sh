@@ -6,8 +6,8 @@
 # classes and three. Under Thrust's OpenMP backend each pair of models must be byte for
 # byte the same; under CUDA the weights within 1e-4 of the CPU's (relative, in the L2
 # norm) and the test accuracies within half a point. Where no GPU can run them (GPU=1 on a
-# machine without a driver or GPU), --device gpu must end the job on every rank naming why, and the runs report themselves
-# skipped with that reason.
+# machine without a driver or GPU), --device gpu must end the job on every rank naming
+# why, and the runs report themselves skipped with that reason.
 source "$(dirname "$0")/../e2e/lib.bash"
 
 "$BUILD"/device_tests >"$tmp/device.out" 2>&1 || { cat "$tmp/device.out"; fail "device_tests"; }
