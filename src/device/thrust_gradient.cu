@@ -297,7 +297,7 @@ BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows
   thrust::copy(s.feature.begin(), s.feature.end(), s.host_feature.begin());
   s.host_weights.resize(size_t{distinct} * k);
   // Random reads over the whole model, a batch of long rows' largest host cost: spread over
-  // the rank's threads, idle while the device works.
+  // the rank's threads, which have nothing else to do during a device call.
 #pragma omp parallel for num_threads(host_threads_) schedule(static)
   for (uint32_t u = 0; u < distinct; ++u)
     for (uint32_t c = 0; c < k; ++c) s.host_weights[size_t{u} * k + c] = w.stored(s.host_feature[u] * k + c);
