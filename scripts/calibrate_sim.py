@@ -3,6 +3,9 @@
 under scripts/slow_network.sh --mode per-rank --rate 1gbit (real ranks, real TCP over a
 shaped veth per rank) and under scripts/simulate.sh --platform gbe (SMPI).
 
+  pingpong_bench at P = 4: one-way time per message size, the curve a platform's link
+      model (bandwidth, and SMPI's bandwidth factor by size) is read from; printed first,
+      not counted in the verdict
   allreduce_bench at P = 4 and 8: each algorithm's median time per call and bytes per rank
   trainer at P = 4, 3 epochs, URL-like rows, each --strategy given: median epoch time,
       bytes per rank per epoch, and whether the model files are identical
@@ -43,6 +46,15 @@ def bench(launch, build, ranks, args, out):
         return {r["algo"]: r for r in csv.DictReader(f)}
 
 
+def pingpong(launch, build, out):
+    if os.path.exists(out):
+        os.remove(out)
+    subprocess.run(launch(4) + [os.path.join(ROOT, build, "pingpong_bench"), "--csv", out], check=True,
+                   capture_output=True)
+    with open(out) as f:
+        return {int(r["bytes"]): float(r["one_way_s"]) for r in csv.DictReader(f)}
+
+
 def train(launch, build, strategy, data, out):
     train_file, test_file = data
     profile, model = out + ".csv", out + ".model"
@@ -68,10 +80,10 @@ def main():
     ap.add_argument("--dir", default=os.path.join(ROOT, "out/calibrate"))
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
-    subprocess.run(["make", "-C", ROOT, "build/mpisgd", "build/allreduce_bench", "build/gen_data"], check=True,
-                   capture_output=True)
-    subprocess.run(["make", "-C", ROOT, "SIM=1", "build-sim/mpisgd", "build-sim/allreduce_bench"], check=True,
-                   capture_output=True)
+    subprocess.run(["make", "-C", ROOT, "build/mpisgd", "build/allreduce_bench", "build/pingpong_bench",
+                    "build/gen_data"], check=True, capture_output=True)
+    subprocess.run(["make", "-C", ROOT, "SIM=1", "build-sim/mpisgd", "build-sim/allreduce_bench",
+                    "build-sim/pingpong_bench"], check=True, capture_output=True)
     data = []
     for name, rows, first in (("train", args.rows, 0), ("test", args.rows // 5, args.rows)):
         path = os.path.join(args.dir, f"url{args.rows}_{name}.svm")
@@ -79,6 +91,14 @@ def main():
             subprocess.run([os.path.join(ROOT, "build/gen_data"), "--kind", "url", "--rows", str(rows), "--first-row",
                             str(first), "--seed", "13", "--out", path], check=True, capture_output=True)
         data.append(path)
+
+    emulated = pingpong(emulate, "build", os.path.join(args.dir, "emulated_pingpong.csv"))
+    simulated = pingpong(simulator(args.platform), "build-sim", os.path.join(args.dir, "simulated_pingpong.csv"))
+    print("link: pingpong_bench at P = 4, one-way time (not counted in the verdict)")
+    print(f"{'bytes':>10} {'emulated s':>11} {'simulated s':>12} {'ratio':>6}")
+    for size, e in emulated.items():
+        print(f"{size:>10} {e:>11.3e} {simulated[size]:>12.3e} {simulated[size] / e:>6.2f}")
+    print()
 
     table = []  # (what, emulated s, simulated s, emulated bytes, simulated bytes, same model)
     for ranks in (4, 8):
