@@ -49,6 +49,24 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '%s\n' "${hosts[@]:0:np}" >"$tmp/hosts"
 
+# Privatizing the program's globals by dlopen, SMPI loads a copy of the program per rank
+# from smpirun's temporary folder, and every copy holds its disk space until the run ends:
+# P = 1024 copies of the debug build (68 MB) filled 70 GB and the run aborted part way.
+# Where the copies would not fit, the ranks load one stripped of its debug information
+# (2 MB), the same code; where even those would not, say so before starting.
+smpi_tmp=$(dirname "$(mktemp -u)")
+free_bytes() { echo $(( $(df -P -k "$smpi_tmp" | awk 'NR == 2 { print $4 }') * 1024 )); }
+need=$(( $(stat -c %s "$1") * np ))
+if (( need > $(free_bytes) )); then
+  command -v strip >/dev/null || die "$np copies of $1 need $(( need / 1000000 )) MB in $smpi_tmp, more than is free, and there is no strip(1) to make them smaller"
+  stripped=$tmp/$(basename "$1")
+  strip -o "$stripped" "$1"
+  need=$(( $(stat -c %s "$stripped") * np ))
+  (( need <= $(free_bytes) )) || die "$np copies of $1, even stripped, need $(( need / 1000000 )) MB in $smpi_tmp, which has $(( $(free_bytes) / 1000000 )) MB free (SMPI loads one per rank): set TMPDIR to a folder with room"
+  echo "simulate.sh: $np copies of $1 would not fit in $smpi_tmp; the ranks load a copy stripped of debug information" >&2
+  set -- "$stripped" "${@:2}"
+fi
+
 # Open MPI's collective choices for MPI_Allreduce and the rest (SMPI's default is one
 # fixed algorithm each); the program's globals privatized per rank; SimGrid's own log
 # kept to warnings, so the program's output reads as under mpirun. SimGrid 3.32's copy of
@@ -56,6 +74,6 @@ printf '%s\n' "${hosts[@]:0:np}" >"$tmp/hosts"
 # pid=-1 is gone??"), so P = 1, which has no network to model, takes MPICH's choices.
 selector=ompi
 [[ $np -gt 1 ]] || selector=mpich
-exec smpirun -np "$np" -platform "$xml" -hostfile "$tmp/hosts" \
+smpirun -np "$np" -platform "$xml" -hostfile "$tmp/hosts" \
   --cfg=smpi/host-speed:"$host_speed" --cfg=smpi/coll-selector:"$selector" --cfg=smpi/privatization:dlopen \
   --log=root.thres:warning --log=xbt_cfg.thres:warning "$@"
