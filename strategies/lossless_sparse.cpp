@@ -25,8 +25,11 @@ class LosslessSparse final : public Strategy {
  public:
   LosslessSparse(const StrategyContext& c, const std::string& algorithm, const SparsifyOptions& sparsify)
       : comm_(c.comm), algorithm_(algorithm), dim_(c.dim), one_rank_(c.comm.size() == 1 && !sparsify.requested()),
-        config_(tuned(c.flags.get<CollectiveConfig>(), c.comm, sizeof(float))),
-        allreduce_(make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)) {
+        // One rank's update goes straight to the step (passes_through), so no collective
+        // is built and the machine is not measured for one: 20 ms of a P = 1 start-up.
+        config_(one_rank_ ? c.flags.get<CollectiveConfig>()
+                          : tuned(c.flags.get<CollectiveConfig>(), c.comm, sizeof(float))),
+        allreduce_(one_rank_ ? nullptr : make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)) {
     if (!sparsify.requested()) return;
     feedback_.emplace(sparsify, c.dim);
     spdlog::info("{} on the top k = {} of N = {} per rank, selection {}", algorithm, feedback_->k(), c.dim,
@@ -48,7 +51,7 @@ class LosslessSparse final : public Strategy {
   }
   void load_state(StateReader& in) override {
     config_.dense_switch.density = in.get<double>();
-    allreduce_ = make_sparse_allreduce<float>(algorithm_, comm_, dim_, config_);
+    if (!one_rank_) allreduce_ = make_sparse_allreduce<float>(algorithm_, comm_, dim_, config_);
     if (feedback_) feedback_->load_state(in);
   }
 
