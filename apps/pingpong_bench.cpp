@@ -6,10 +6,10 @@
 //
 //   build/pingpong_bench [--sizes 8,1024,...] [--reps 21] [--csv FILE]
 //
-// Ranks r and r ^ 1 ping-pong, every pair at once (an odd last rank waits), as the
-// trainer's start-up measurement does (comm/alpha_beta.h): a rank's share of the network
-// while all ranks talk, as in a collective. Per size: one untimed round trip, then --reps,
-// each pair's median one-way time, the slowest pair's printed; "MB/s" is size over that
+// Ranks r and r ^ 1 ping-pong, every pair at once (an odd last rank waits), with the
+// trainer's start-up measurement (comm/alpha_beta.h): a rank's share of the network while
+// all ranks talk, as in a collective. Per size: one untimed round trip, then --reps, each
+// pair's median one-way time, the slowest pair's printed; "MB/s" is size over that
 // time, "MB/s past latency" size over the time less the smallest size's.
 #include <CLI/CLI.hpp>
 #include <mpi.h>
@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/alpha_beta.h"
 #include "comm/thread_level.h"
 
 namespace {
@@ -31,36 +32,11 @@ struct Options {
   std::string csv;
 };
 
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
-// The slowest pair's median one-way seconds for `bytes`; the same on every rank.
+// The slowest pair's median one-way seconds for `bytes`, after one untimed round trip;
+// the same on every rank.
 double one_way(MPI_Comm comm, int bytes, int reps) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const int partner = rank ^ 1;
-  const bool paired = partner < size, leader = rank < partner;
-  std::vector<char> buf(static_cast<size_t>(bytes));
-  std::vector<double> times;
-  for (int i = 0; i <= reps; ++i) {
-    // Pairs start each round together: one left to run ahead would find its partner's
-    // link busy with another pair's message.
-    MPI_Barrier(comm);
-    if (!paired) continue;
-    const double start = MPI_Wtime();
-    if (leader) {
-      MPI_Send(buf.data(), bytes, MPI_BYTE, partner, 0, comm);
-      MPI_Recv(buf.data(), bytes, MPI_BYTE, partner, 0, comm, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Recv(buf.data(), bytes, MPI_BYTE, partner, 0, comm, MPI_STATUS_IGNORE);
-      MPI_Send(buf.data(), bytes, MPI_BYTE, partner, 0, comm);
-    }
-    if (i > 0) times.push_back((MPI_Wtime() - start) / 2);
-  }
-  double t = paired ? median(times) : 0;
+  mpisgd::pair_one_way_seconds(comm, bytes, 1);
+  double t = mpisgd::pair_one_way_seconds(comm, bytes, reps);
   MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm);
   return t;
 }

@@ -58,28 +58,33 @@ double fan_out_seconds(MPI_Comm comm, int rank, int size, int fan_out, int reps)
 
 }  // namespace
 
+double pair_one_way_seconds(MPI_Comm comm, int bytes, int reps) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int partner = rank ^ 1;
+  MPI_Barrier(comm);
+  return partner < size ? one_way_seconds(comm, partner, rank < partner, bytes, reps) : 0.0;
+}
+
 AlphaBeta measure_alpha_beta(MPI_Comm comm, int gap_fan_out) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   double ab[2] = {0, 0};
   const int partner = rank ^ 1;
-  const bool paired = partner < size, leader = rank < partner;
+  const bool paired = partner < size;
   // All pairs run each phase together, behind a barrier. Left to drift apart, one pair's
   // small messages queued behind another's megabyte on a shared link, and alpha, with
   // auto's choice, came out anywhere in a range of 40x under a 1 Gbit/s cap.
-  auto phase = [&](int bytes, int reps) {
-    MPI_Barrier(comm);
-    return paired ? one_way_seconds(comm, partner, leader, bytes, reps) : 0.0;
-  };
   constexpr int kLarge = 1 << 20;
-  phase(kLarge, 1);  // connection set-up and warm-up
+  pair_one_way_seconds(comm, kLarge, 1);  // connection set-up and warm-up
   // The fastest of three medians: a rank descheduled for a few milliseconds (ranks that
   // share a core, a busy host) spoils the round it falls in, not the figure.
   double small = std::numeric_limits<double>::infinity(), large = small;
   for (int round = 0; round < 3; ++round) {
-    small = std::min(small, phase(8, 11));
-    large = std::min(large, phase(kLarge, 3));
+    small = std::min(small, pair_one_way_seconds(comm, 8, 11));
+    large = std::min(large, pair_one_way_seconds(comm, kLarge, 3));
   }
   if (paired) {
     ab[0] = small;

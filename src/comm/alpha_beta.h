@@ -22,6 +22,11 @@ struct AlphaBeta {
 // was 29 s of a 34 s allreduce_bench run at P = 64 and grew 12x with each doubling of P.
 inline constexpr int kGapFanOut = 16;
 
+// Collective. The median one-way seconds of `reps` round trips of `bytes` between this
+// rank and rank ^ 1, every pair starting together after a barrier; 0 on an odd last rank,
+// which has no partner.
+double pair_one_way_seconds(MPI_Comm comm, int bytes, int reps);
+
 // Collective. All ranks ping-pong with a partner at once (rank ^ 1; an odd last rank
 // waits), so that beta is the bandwidth a rank gets while every rank communicates, as in
 // a collective; on a shared link that is its share. The gap comes from every rank
