@@ -1,8 +1,9 @@
 // pingpong_bench: the one-way time of a message against its size, the curve a network
 // model is fitted to. A simulated link charges latency + size / bandwidth; a real one, or
 // a token-bucket shaper, sends a small message faster than its long-run rate, and SimGrid
-// takes that as a bandwidth factor per message size (smpi/bw-factor), which
-// scripts/calibrate_sim.py derives from this benchmark's curve on the network at hand.
+// takes that as a bandwidth factor per message size (smpi/bw-factor). The platform of the
+// emulated network (scripts/platforms/gbe-emulated.xml) was set from this curve, and
+// scripts/calibrate_sim.py prints it emulated and simulated side by side.
 //
 //   build/pingpong_bench [--sizes 8,1024,...] [--reps 21] [--csv FILE]
 //
