@@ -48,6 +48,7 @@
 #include "apps/allreduce_bench/options.h"
 #include "apps/allreduce_bench/reference_sum.h"
 #include "apps/allreduce_bench/report.h"
+#include "cli/parse_args.h"
 #include "collectives/cost_model.h"
 #include "collectives/sparse_allreduce.h"
 #include "collectives/topk_allreduce.h"
@@ -379,12 +380,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = rank == 0 ? app.exit(e) : e.get_exit_code();
+  if (const std::optional<int> code = mpisgd::cli::parse_args(app, argc, argv, rank == 0)) {
     MPI_Finalize();
-    return code;
+    return *code;
   }
   mpisgd::init_logging(rank, o.log_level);
   if (o.density <= 0) {

@@ -2,6 +2,7 @@
 //   mpisgd train    --data F [--test F] --model logreg|svm|linreg --strategy NAME ...
 //   mpisgd predict  --model m.txt --data F [--out preds.txt]
 //   mpisgd convert  --data F --out F.bin
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "cli/apply_config.h"
 #include "cli/flag_values.h"
+#include "cli/parse_args.h"
 #include "comm/job_error.h"
 #include "comm/log.h"
 #include "comm/simulation.h"
@@ -224,12 +226,9 @@ int main(int argc, char** argv) {
   CLI::App* c = add_job(app, "convert", "convert LIBSVM text into the binary cache", log_level);
   add_convert_flags(*c, convert);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = rank == 0 ? app.exit(e) : e.get_exit_code();
+  if (const std::optional<int> code = mpisgd::cli::parse_args(app, argc, argv, rank == 0)) {
     MPI_Finalize();
-    return code;
+    return *code;
   }
 
   mpisgd::init_logging(rank, log_level);

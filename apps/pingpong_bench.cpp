@@ -19,9 +19,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/parse_args.h"
 #include "comm/alpha_beta.h"
 #include "comm/thread_level.h"
 
@@ -58,12 +60,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--reps", o.reps, "timed round trips per size")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--csv", o.csv, "append one row per size to this CSV file (header if new)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = rank == 0 ? app.exit(e) : e.get_exit_code();
+  if (const std::optional<int> code = mpisgd::cli::parse_args(app, argc, argv, rank == 0)) {
     MPI_Finalize();
-    return code;
+    return *code;
   }
   if (size < 2 || !std::is_sorted(o.sizes.begin(), o.sizes.end())) {
     if (rank == 0)
