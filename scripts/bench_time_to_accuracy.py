@@ -55,6 +55,7 @@ MPIRUN = os.path.join(ROOT, "scripts/mpirun_local.sh")
 SLOW_NETWORK = os.path.join(ROOT, "scripts/slow_network.sh")
 FASHION = os.path.join(ROOT, "out/fashion")  # scripts/fashion_mnist.py's default
 CLASSES = {"fashion": 10}  # the kinds of more than two classes
+FASHION_KINDS = ("fashion", "fashion-binary")  # Fashion-MNIST's own split: --*-rows do not apply
 FASHION_POSITIVE = 0  # kind fashion-binary: T-shirt/top against the other nine classes
 # Kinds of gen_data's rows in a shape the defaults were not tuned on: URL-like
 # rows with 64 real-valued columns beside the binary power-law features, a third of the
@@ -88,7 +89,7 @@ print(json.dumps(out))
 
 def files(kind, rows, test_rows, out):
     """LIBSVM text train and test files (LIBLINEAR and scikit-learn read text only)."""
-    if kind in ("fashion", "fashion-binary"):  # Fashion-MNIST's own split; rows do not apply
+    if kind in FASHION_KINDS:
         paths = [os.path.join(FASHION, f"{name}.svm") for name in ("train", "test")]
         if not all(os.path.exists(path) for path in paths):
             subprocess.run([os.path.join(ROOT, "scripts/fashion_mnist.py"), "--out", FASHION], check=True,
@@ -234,8 +235,8 @@ def main():
         p.error(f"--multiclass takes ovr and softmax, not {','.join(set(args.multiclass) - {'ovr', 'softmax'})}")
     os.makedirs(args.dir, exist_ok=True)
     for kind in args.kinds.split(","):
-        if kind in ("fashion", "fashion-binary"):
-            rows, test_rows = 60000, 10000  # its own split
+        if kind in FASHION_KINDS:
+            rows, test_rows = 60000, 10000
         else:
             rows = args.webspam_rows if kind == "webspam" else args.url_rows
             test_rows = rows // 4
