@@ -2,7 +2,6 @@
 // and MPI_Allreduce sums them. Cost per step (bandwidth-optimal allreduce, thesis
 // Table 3.1 "dense"): 2 log2(P) alpha + 2 (P-1)/P N beta, whatever the update's density.
 // This is the baseline the sparse strategies are measured against.
-#include <algorithm>
 #include <stdexcept>
 
 #include "sparse/error_feedback.h"
@@ -11,26 +10,25 @@
 namespace mpisgd {
 namespace {
 
-class DenseAllreduce final : public Strategy {
+class DenseAllreduce final : public SummingStrategy {
  public:
-  explicit DenseAllreduce(const StrategyContext& c) : comm_(c.comm), sum_(c.comm.size() > 1 ? c.dim : 0, 0.0f) {}
+  explicit DenseAllreduce(const StrategyContext& c)
+      : comm_(c.comm), dim_(c.dim), sum_(c.comm.size() > 1 ? c.dim : 0) {}
 
-  uint64_t exchange(const Stream<float>& local, double eta, Weights& w) override {
-    if (comm_.size() == 1) {  // the allreduce of one rank is the identity
-      w.step_pairs(eta, local.pairs());
-      return local.count();
-    }
-    for (const Pair<float>& p : local.pairs()) sum_[p.index] = p.value;
-    comm_.allreduce_sum(sum_.data(), sum_.size());
-    uint64_t nnz = w.step_dense(eta, sum_);
-    std::fill(sum_.begin(), sum_.end(), 0.0f);
-    return nnz;
+  const Stream<float>& combine(const Stream<float>& local) override {
+    if (comm_.size() == 1) return local;  // the allreduce of one rank is the identity
+    sum_.set_zero_dense(dim_);
+    float* sum = sum_.values().data();
+    for (const Pair<float>& p : local.pairs()) sum[p.index] = p.value;
+    comm_.allreduce_sum(sum, dim_);
+    return sum_;
   }
   bool passes_through() const override { return comm_.size() == 1; }
 
  private:
   CountedComm& comm_;
-  std::vector<float> sum_;  // all zero between steps
+  uint32_t dim_;
+  Stream<float> sum_;
 };
 
 // No flags of its own; it refuses top-k's, which it could only ignore.

@@ -15,13 +15,12 @@
 #include "collectives/sparse_allreduce.h"
 #include "sparse/error_feedback.h"
 #include "sparse/stream_sum.h"
-#include "strategies/apply_sum.h"
 #include "strategies/strategy.h"
 
 namespace mpisgd {
 namespace {
 
-class LosslessSparse final : public Strategy {
+class LosslessSparse final : public SummingStrategy {
  public:
   LosslessSparse(const StrategyContext& c, const std::string& algorithm, const SparsifyOptions& sparsify)
       : comm_(c.comm), algorithm_(algorithm), dim_(c.dim), one_rank_(c.comm.size() == 1 && !sparsify.requested()),
@@ -36,9 +35,9 @@ class LosslessSparse final : public Strategy {
                  sparsify.select.empty() ? "threshold-reuse" : sparsify.select);
   }
 
-  uint64_t exchange(const Stream<float>& local, double eta, Weights& w) override {
+  const Stream<float>& combine(const Stream<float>& local) override {
     const Stream<float>& sent = feedback_ ? feedback_->select(local.pairs()) : local;
-    return apply_sum(allreduce_->allreduce(switched(sent, {0, dim_}, config_.dense_switch, dense_)), eta, w);
+    return allreduce_->allreduce(switched(sent, {0, dim_}, config_.dense_switch, dense_));
   }
   bool passes_through() const override { return one_rank_; }
   const SparseVector* residual() const override { return feedback_ ? &feedback_->residual() : nullptr; }

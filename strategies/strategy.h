@@ -26,6 +26,7 @@
 #include "profile/epoch_profile.h"
 #include "sparse/sparse_vector.h"
 #include "sparse/stream.h"
+#include "strategies/apply_sum.h"
 #include "strategies/strategy_flags.h"
 
 namespace CLI {
@@ -53,6 +54,8 @@ struct StrategyContext {
   const Dataset* train = nullptr;  // this rank's rows (parameter servers balance shards on them)
   uint32_t columns = 1;            // weights per feature: K with K >= 3 classes (model/loss.h)
 };
+
+class SummingStrategy;
 
 class Strategy {
  public:
@@ -83,6 +86,9 @@ class Strategy {
   // True when exchange() would take the step with `local` exactly as given (one rank and
   // a lossless combination): the trainer then skips handing the update over.
   virtual bool passes_through() const { return false; }
+  // This strategy as a SummingStrategy (below), or null where it steps the model its own
+  // way (parameter servers, local SGD).
+  virtual SummingStrategy* summing() { return nullptr; }
   // True when each rank steps with the mean gradient of its own batch rather than its
   // share of the global batch's (local SGD, between its model averages).
   virtual bool steps_alone() const { return false; }
@@ -108,6 +114,22 @@ class Strategy {
   virtual void save_state(StateWriter& /*out*/) const {}
   // Collective. Throws std::runtime_error for a state this strategy did not write.
   virtual void load_state(StateReader& /*in*/) {}
+};
+
+// A strategy whose exchange() is: combine every rank's update into one sum, then step
+// with it (the dense, lossless sparse and top-k allreduces). Its step is the one thing it
+// does to the model, so a device that holds the model (device/batch_device.h) can take it
+// in the strategy's place.
+class SummingStrategy : public Strategy {
+ public:
+  // Every rank's update combined, with this rank's `local` among them: the step's
+  // gradient, a stream over [0, N) that stays valid until the next call.
+  virtual const Stream<float>& combine(const Stream<float>& local) = 0;
+
+  uint64_t exchange(const Stream<float>& local, double eta, Weights& w) final {
+    return apply_sum(combine(local), eta, w);
+  }
+  SummingStrategy* summing() final { return this; }
 };
 
 // What the job needs of a family of strategies before one is built: the family's flags

@@ -18,13 +18,12 @@
 #include "collectives/topk_allreduce.h"
 #include "sparse/error_feedback.h"
 #include "sparse/stream_sum.h"
-#include "strategies/apply_sum.h"
 #include "strategies/strategy.h"
 
 namespace mpisgd {
 namespace {
 
-class TopkFeedback final : public Strategy {
+class TopkFeedback final : public SummingStrategy {
  public:
   TopkFeedback(const StrategyContext& c, const std::string& algorithm, const SparsifyOptions& sparsify)
       : dim_(c.dim), feedback_(sparsify, c.dim),
@@ -36,14 +35,14 @@ class TopkFeedback final : public Strategy {
       warmup_ = make_sparse_allreduce<float>("ssar-split-ag", c.comm, c.dim, c.flags.get<CollectiveConfig>());
   }
 
-  uint64_t exchange(const Stream<float>& local, double eta, Weights& w) override {
+  const Stream<float>& combine(const Stream<float>& local) override {
     if (feedback_.warming_up()) {
       const Stream<float>& all = feedback_.select(local.pairs());
-      return apply_sum(warmup_->allreduce(switched(all, {0, dim_}, DenseSwitch{}, dense_)), eta, w);
+      return warmup_->allreduce(switched(all, {0, dim_}, DenseSwitch{}, dense_));
     }
     const Stream<float>& sum = allreduce_->allreduce(feedback_.select(local.pairs()), feedback_.k(), dropped_);
     feedback_.take_back(dropped_);
-    return apply_sum(sum, eta, w);
+    return sum;
   }
   const SparseVector* residual() const override { return &feedback_.residual(); }
   void save_state(StateWriter& out) const override {

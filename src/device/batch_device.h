@@ -1,12 +1,15 @@
 #pragma once
 // Where a rank's mini-batch gradients are computed: on the CPU's threads (BatchGradient,
 // device/batch_gradient.h) or on a GPU through Thrust (device/thrust_gradient.h), chosen
-// by --device. The model stays on the host, where every strategy steps it and the
-// parameter servers write their pulls; a device reads the weights a batch touches for each
-// batch and hands back the batch's update as the sorted sparse stream the strategies send
-// (docs/design.md, "The GPU path").
+// by --device. The model lives on the host, where the parameter servers write their pulls
+// and local SGD averages it; a device hands back each batch's update as the sorted sparse
+// stream the strategies send. A device may also hold the model through an epoch and take
+// the steps of a strategy that only sums the ranks' updates (SummingStrategy), so that
+// the model does not cross to the host and back at each step (docs/design.md, "The GPU
+// path").
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 
 #include "data/dataset.h"
 #include "model/loss.h"
@@ -36,6 +39,18 @@ class BatchDevice {
   // applies the update as it is (Strategy::passes_through).
   virtual BatchLoss compute_and_step(const Dataset& data, std::span<const uint64_t> rows, Weights& w,
                                      const Loss& loss, float scale, double eta) = 0;
+
+  // A device that can hold the model: take_model() copies `w` (v, its scale and AdaGrad's
+  // sums) to the device; until give_model() writes the device's copy back into `w`,
+  // compute() and compute_and_step() read and step that copy and leave `w` alone, and
+  // step() takes the step with a strategy's combined sum, returning its non-zeros.
+  virtual bool can_hold_model() const { return false; }
+  virtual void take_model(const Weights& /*w*/) {}
+  virtual void give_model(Weights& /*w*/) {}
+  virtual uint64_t step(const Stream<float>& /*sum*/, double /*eta*/) {
+    throw std::logic_error("this device does not hold the model");
+  }
+
   // What the device has done since it was made; the CPU path reports nothing.
   virtual DeviceRecord traffic() const { return {}; }
 };

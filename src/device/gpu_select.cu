@@ -78,10 +78,11 @@ std::optional<std::string> gpu_unavailable() {
   return std::nullopt;
 }
 
-std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, int threads, uint64_t batch, uint32_t columns,
+std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t dim, int threads, uint64_t batch, uint32_t columns,
                                                    int gpu_id, int rank_on_node, std::string& description) {
   const uint64_t rows = data.bytes();  // what the device's copy of the rows takes
   const uint64_t buffers = ThrustGradient::batch_bytes(batch, longest_row(data), columns);
+  const uint64_t model = ThrustGradient::model_bytes(dim);
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
   const int id = pick_gpu(gpu_id, rank_on_node);
   cudaDeviceProp prop{};
@@ -91,17 +92,19 @@ std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, int thre
     throw std::runtime_error("--device gpu: GPU " + std::to_string(id) + " cannot be used (" + cuda_error(e) + ")");
   description = "GPU " + std::to_string(id) + " (" + prop.name + ", " + mib(free) + " of " + mib(total) +
                 " free, compute capability " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
-                "): rows " + mib(rows) + ", batch buffers " + mib(buffers);
-  if (rows + buffers > free)
-    throw std::runtime_error("--device gpu: this rank's rows take " + mib(rows) + " on the GPU and its batches " +
-                             mib(buffers) + ", more than the " + mib(free) + " free on GPU " + std::to_string(id) +
+                "): rows " + mib(rows) + ", batch buffers " + mib(buffers) + ", model " + mib(model);
+  if (rows + buffers + model > free)
+    throw std::runtime_error("--device gpu: this rank's rows take " + mib(rows) + " on the GPU, its batches " +
+                             mib(buffers) + " and the model " + mib(model) + ", more than the " + mib(free) +
+                             " free on GPU " + std::to_string(id) +
                              " (" + prop.name + "); use more ranks, or --device cpu");
 #else
   (void)gpu_id;
   (void)rank_on_node;
   omp_set_num_threads(threads);
   description = "the CPU through Thrust's OpenMP backend (" + std::to_string(threads) +
-                (threads == 1 ? " thread" : " threads") + "): rows " + mib(rows) + ", batch buffers " + mib(buffers);
+                (threads == 1 ? " thread" : " threads") + "): rows " + mib(rows) + ", batch buffers " + mib(buffers) +
+                ", model " + mib(model);
 #endif
   return std::make_unique<ThrustGradient>(data, columns, ThrustGradient::Margins::by_warp, threads);
 }

@@ -1,6 +1,7 @@
 #include "device/thrust_gradient.h"
 
 #include "device/gpu_batch_device.h"
+#include "model/step_rule.h"
 
 #include <chrono>
 #include <cstddef>
@@ -156,6 +157,47 @@ struct SlotSum {
   }
 };
 
+// Slot id's stored weight (column id % K of the batch's feature id / K), read from the
+// model the device holds.
+struct HeldWeight {
+  const uint32_t* feature;
+  const float* model;
+  uint32_t k;
+  MPISGD_HD float operator()(uint32_t id) const { return model[size_t{feature[id / k]} * k + id % k]; }
+};
+
+// The held model's step with sparse pairs (each index once) or a dense gradient, as
+// Weights::step_pairs and Weights::step_dense take it; sum_sq is null without AdaGrad.
+struct StepPair {
+  const Pair<float>* g;
+  float* v;
+  float* sum_sq;
+  double coef;
+  MPISGD_HD void operator()(uint32_t j) const {
+    const uint32_t i = g[j].index;
+    step_coordinate(v[i], sum_sq ? sum_sq + i : nullptr, g[j].value, coef);
+  }
+};
+struct StepDense {
+  const float* g;
+  float* v;
+  float* sum_sq;
+  double coef;
+  MPISGD_HD void operator()(uint32_t i) const {
+    if (sum_sq && g[i] == 0) return;  // changes nothing; Weights::step_dense skips it too
+    step_coordinate(v[i], sum_sq ? sum_sq + i : nullptr, g[i], coef);
+  }
+};
+
+struct Rescale {
+  double scale;
+  MPISGD_HD float operator()(float v) const { return static_cast<float>(v * scale); }
+};
+
+struct NonZero {
+  MPISGD_HD bool operator()(float x) const { return x != 0; }
+};
+
 struct IsSet {
   MPISGD_HD bool operator()(uint8_t x) const { return x != 0; }
 };
@@ -227,8 +269,11 @@ struct ThrustGradient::State {
   thrust::device_vector<uint32_t> touched_id;                            // U K
   thrust::device_vector<Pair<float>> out;                                // nnz
   thrust::device_vector<double> margin, derivative, row_loss;            // B K, B K, B
+  // The model while the device holds it: v, AdaGrad's sums (empty without), and a dense
+  // sum on its way to a step (a sparse one arrives in `out`).
+  thrust::device_vector<float> model, model_sum_sq, dense_in;
   std::vector<uint32_t> host_feature;
-  std::vector<float> host_weights;
+  std::vector<float> host_weights, host_model, host_sum_sq;
   std::vector<double> host_loss;
   TemporaryCache temporaries;
 };
@@ -256,18 +301,13 @@ uint64_t ThrustGradient::batch_bytes(uint64_t batch, uint64_t longest_row, uint3
   return entries * (40 + 21 * uint64_t{columns}) + batch * (24 + 20 * uint64_t{columns});
 }
 
-BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
-                                  float scale, Stream<float>& out) {
+uint32_t ThrustGradient::update_on_device(std::span<const uint64_t> rows, const Weights& w, const Loss& loss,
+                                          float scale, BatchLoss& result) {
   State& s = *state_;
   const uint32_t k = columns_;
   const auto batch = static_cast<uint32_t>(rows.size());
-  BatchLoss result{0, rows.size(), 0};
-  if (batch == 0) {
-    out.set_sparse(0);
-    return result;
-  }
-  const auto began = std::chrono::steady_clock::now();
   const auto on = thrust::device(s.temporaries);
+  thrust::counting_iterator<uint32_t> zero(0);
 
   // 1. The batch's entries, and its distinct features, sorted.
   s.rows.assign(rows.begin(), rows.end());
@@ -292,36 +332,44 @@ BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows
   thrust::lower_bound(on, s.feature.begin(), s.feature.end(), s.entry_feature.begin(), s.entry_feature.end(),
                       s.entry_slot.begin());
 
-  // 2. Their stored weights, gathered on the host where the model lives.
-  s.host_feature.resize(distinct);
-  thrust::copy(s.feature.begin(), s.feature.end(), s.host_feature.begin());
-  s.host_weights.resize(size_t{distinct} * k);
-  // Random reads over the whole model, a batch of long rows' largest host cost: spread over
-  // the rank's threads, which have nothing else to do during a device call.
+  // 2. Their stored weights: read where the device holds the model, else gathered on the
+  // host and copied up.
+  s.weights.resize(size_t{distinct} * k);
+  if (holding_) {
+    thrust::transform(on, zero, zero + distinct * k, s.weights.begin(), HeldWeight{raw(s.feature), raw(s.model), k});
+  } else {
+    s.host_feature.resize(distinct);
+    thrust::copy(s.feature.begin(), s.feature.end(), s.host_feature.begin());
+    s.host_weights.resize(size_t{distinct} * k);
+    // Random reads over the whole model, a batch of long rows' largest host cost: spread
+    // over the rank's threads, which have nothing else to do during a device call.
 #pragma omp parallel for num_threads(host_threads_) schedule(static)
-  for (uint32_t u = 0; u < distinct; ++u)
-    for (uint32_t c = 0; c < k; ++c) s.host_weights[size_t{u} * k + c] = w.stored(s.host_feature[u] * k + c);
-  s.weights.assign(s.host_weights.begin(), s.host_weights.end());
+    for (uint32_t u = 0; u < distinct; ++u)
+      for (uint32_t c = 0; c < k; ++c) s.host_weights[size_t{u} * k + c] = w.stored(s.host_feature[u] * k + c);
+    thrust::copy(s.host_weights.begin(), s.host_weights.end(), s.weights.begin());
+    traffic_.from_device += 4.0 * distinct;
+    traffic_.to_device += 4.0 * distinct * k;
+  }
+  const double weight_scale = holding_ ? held_.scale : w.scale();
 
   // 3. Each row's margins, loss and coefficients.
   s.margin.resize(size_t{batch} * k);
   s.derivative.resize(size_t{batch} * k);
   s.coef.resize(size_t{batch} * k);
   s.row_loss.resize(batch);
-  thrust::counting_iterator<uint32_t> zero(0);
   if (margins_ == Margins::by_warp) {
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
     const uint64_t margins = uint64_t{batch} * k, block = 256;
     margins_by_warp<<<(margins * 32 + block - 1) / block, block>>>(raw(s.start), raw(s.entry_at), raw(s.entry_slot),
                                                                    raw(s.value), raw(s.weights), raw(s.margin),
-                                                                   margins, k, w.scale());
+                                                                   margins, k, weight_scale);
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
       throw std::runtime_error(std::string("--device gpu: the margins kernel did not start: ") + cudaGetErrorString(e));
 #endif
   } else {
     thrust::for_each(on, zero, zero + batch,
                      RowMargins{raw(s.start), raw(s.entry_at), raw(s.entry_slot), raw(s.value), raw(s.weights),
-                                raw(s.margin), k, w.scale()});
+                                raw(s.margin), k, weight_scale});
   }
   thrust::for_each(on, zero, zero + batch,
                    RowCoefficients{raw(s.rows), raw(s.label), raw(s.margin), raw(s.derivative), raw(s.coef),
@@ -351,25 +399,103 @@ BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows
   thrust::transform(on, s.touched_id.begin(), s.touched_id.begin() + nnz, s.out.begin(),
                     SlotPair{raw(s.feature), raw(s.sum), k});
 
-  // The pairs, down into the update stream.
+  // Up: the batch's rows and the first start; down: the entry count, the rows' losses and
+  // the pair count.
+  traffic_.to_device += 8.0 * batch + 8;
+  traffic_.from_device += 8 + 8.0 * batch + 4;
+  result.nnz = nnz;
+  return nnz;
+}
+
+void ThrustGradient::copy_update_down(uint32_t nnz, Stream<float>& out) {
   out.reserve_pairs(nnz);
   out.set_sparse(nnz);
-  thrust::copy(s.out.begin(), s.out.end(), out.pairs().data());
-  result.nnz = nnz;
+  thrust::copy(state_->out.begin(), state_->out.begin() + nnz, out.pairs().data());
+  traffic_.from_device += 8.0 * nnz;
+}
 
-  // Up: the batch's rows and its features' weights; down: the entry count, the features,
-  // the rows' losses, the pair count and the pairs.
-  traffic_.to_device += 8.0 * batch + 8 + 4.0 * distinct * k;
-  traffic_.from_device += 8 + 4.0 * distinct + 8.0 * batch + 4 + 8.0 * nnz;
+uint64_t ThrustGradient::step_held(bool dense, uint32_t count, double eta) {
+  State& s = *state_;
+  const auto on = thrust::device(s.temporaries);
+  thrust::counting_iterator<uint32_t> zero(0);
+  float* sum_sq = s.model_sum_sq.empty() ? nullptr : raw(s.model_sum_sq);
+  held_.begin(eta);
+  uint64_t nnz = count;
+  if (dense) {
+    thrust::for_each(on, zero, zero + count, StepDense{raw(s.dense_in), raw(s.model), sum_sq, held_.coef});
+    nnz = static_cast<uint64_t>(thrust::count_if(on, s.dense_in.begin(), s.dense_in.begin() + count, NonZero{}));
+  } else {
+    thrust::for_each(on, zero, zero + count, StepPair{raw(s.out), raw(s.model), sum_sq, held_.coef});
+  }
+  if (held_.needs_renormalising()) {
+    thrust::transform(on, s.model.begin(), s.model.end(), s.model.begin(), Rescale{held_.scale});
+    held_.scale = 1;
+  }
+  return nnz;
+}
+
+BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
+                                  float scale, Stream<float>& out) {
+  BatchLoss result{0, rows.size(), 0};
+  if (rows.empty()) {
+    out.set_sparse(0);
+    return result;
+  }
+  const auto began = std::chrono::steady_clock::now();
+  copy_update_down(update_on_device(rows, w, loss, scale, result), out);
   traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;
 }
 
 BatchLoss ThrustGradient::compute_and_step(const Dataset& data, std::span<const uint64_t> rows, Weights& w,
                                            const Loss& loss, float scale, double eta) {
-  BatchLoss result = compute(data, rows, w, loss, scale, own_);
-  w.step_pairs(eta, own_.pairs());
+  if (!holding_) {
+    BatchLoss result = compute(data, rows, w, loss, scale, own_);
+    w.step_pairs(eta, own_.pairs());
+    return result;
+  }
+  // The pairs stay where they were summed; an empty batch still takes the step's decay.
+  const auto began = std::chrono::steady_clock::now();
+  BatchLoss result{0, rows.size(), 0};
+  step_held(false, rows.empty() ? 0 : update_on_device(rows, w, loss, scale, result), eta);
+  traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;
+}
+
+uint64_t ThrustGradient::step(const Stream<float>& sum, double eta) {
+  State& s = *state_;
+  const auto began = std::chrono::steady_clock::now();
+  if (sum.is_dense()) {
+    s.dense_in.assign(sum.values().data(), sum.values().data() + sum.count());
+  } else {
+    s.out.resize(sum.count());
+    thrust::copy(sum.pairs().data(), sum.pairs().data() + sum.count(), s.out.begin());
+  }
+  traffic_.to_device += static_cast<double>(sum.bytes());
+  const uint64_t nnz = step_held(sum.is_dense(), sum.count(), eta);
+  traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return nnz;
+}
+
+void ThrustGradient::take_model(const Weights& w) {
+  State& s = *state_;
+  s.host_model.resize(w.dim());
+  s.host_sum_sq.resize(w.adagrad() ? w.dim() : 0);
+  w.copy_out(s.host_model, s.host_sum_sq);
+  s.model.assign(s.host_model.begin(), s.host_model.end());
+  s.model_sum_sq.assign(s.host_sum_sq.begin(), s.host_sum_sq.end());
+  held_ = w.step_scale();
+  holding_ = true;
+  traffic_.to_device += 4.0 * static_cast<double>(s.host_model.size() + s.host_sum_sq.size());
+}
+
+void ThrustGradient::give_model(Weights& w) {
+  State& s = *state_;
+  thrust::copy(s.model.begin(), s.model.end(), s.host_model.begin());
+  thrust::copy(s.model_sum_sq.begin(), s.model_sum_sq.end(), s.host_sum_sq.begin());
+  w.copy_in(s.host_model, s.host_sum_sq, held_);
+  holding_ = false;
+  traffic_.from_device += 4.0 * static_cast<double>(s.host_model.size() + s.host_sum_sq.size());
 }
 
 }  // namespace mpisgd

@@ -3,19 +3,25 @@
 // Thrust's OpenMP backend, from one source (thrust_gradient.cu). The rows go to the device
 // once; each batch then
 //   1. lists the batch's entries (row in batch, feature) and sorts its distinct features,
-//   2. gathers those features' K stored weights on the host (the model lives there, where
-//      the strategies step it) and copies them up: U K floats for U distinct features,
+//   2. gathers those features' K stored weights: on the device where it holds the model
+//      (take_model), else on the host, copying them up: U K floats for U distinct features,
 //   3. computes each row's K margins (under CUDA a warp a margin, Margins below), then its
 //      loss and coefficients scale x f'(m) (model/loss.h, the code the CPU path runs),
 //   4. sums each touched weight slot's contributions in batch order, one slot per device
 //      thread, and compacts the touched slots into (index, value) pairs, ascending,
-// and copies the pairs down into the update stream. Every sum runs in the order the CPU
+// and copies the pairs down into the update stream, or, holding the model and stepping
+// it with the update as it is (compute_and_step), steps it on the device with the pairs
+// where they are. step() applies a strategy's sum the way Weights does, with the same
+// arithmetic (model/step_rule.h), so the model's bits do not depend on where it was
+// stepped. Every sum runs in the order the CPU
 // path's one thread sums it (a margin over the row's entries, a slot over the batch's
 // rows), so under the OpenMP backend the update and the loss equal BatchGradient's at
 // T = 1 bit for bit, whatever the thread count; under CUDA they agree to rounding (nvcc
 // contracts multiply-adds, and a warp adds a margin's terms in another order).
-// Per batch: O(E log E) device work for E entries (the sort), and U K floats up and the
-// update's pairs down across the bus.
+// Per batch: O(E log E) device work for E entries (the sort); across the bus U K floats
+// up and the update's pairs down with the model on the host; with it on the device the
+// pairs down and the sum's pairs up, or nothing but the losses where one rank steps
+// alone.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,15 +45,33 @@ class ThrustGradient : public BatchDevice {
                     Stream<float>& out) override;
   BatchLoss compute_and_step(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
                              float scale, double eta) override;
+  bool can_hold_model() const override { return true; }
+  void take_model(const Weights& w) override;
+  void give_model(Weights& w) override;
+  uint64_t step(const Stream<float>& sum, double eta) override;
   DeviceRecord traffic() const override { return traffic_; }
 
   // Device bytes a batch of `batch` rows of at most `longest_row` entries needs besides
   // the rows (Dataset::bytes()), in `columns` columns.
   static uint64_t batch_bytes(uint64_t batch, uint64_t longest_row, uint32_t columns);
+  // Device bytes of a held model of `dim` weights: v, AdaGrad's sums, and a dense sum on
+  // its way to a step.
+  static uint64_t model_bytes(uint32_t dim) { return 12 * uint64_t{dim}; }
 
  private:
   struct State;  // the device vectors, in thrust_gradient.cu
+  // The batch's update, left on the device as nnz pairs in State::out; adds its loss to
+  // `result`. Needs a batch of at least one row.
+  uint32_t update_on_device(std::span<const uint64_t> rows, const Weights& w, const Loss& loss, float scale,
+                            BatchLoss& result);
+  void copy_update_down(uint32_t nnz, Stream<float>& out);
+  // The held model's step with the first `count` pairs of State::out, or with the
+  // `count` values of State::dense_in; returns the gradient's non-zeros.
+  uint64_t step_held(bool dense, uint32_t count, double eta);
+
   std::unique_ptr<State> state_;
+  bool holding_ = false;  // the model is on the device (take_model .. give_model)
+  StepScale held_;        // its step's scalars, driven from here
   uint32_t columns_;
   int host_threads_;
   Margins margins_;

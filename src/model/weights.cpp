@@ -1,5 +1,6 @@
 #include "model/weights.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -10,14 +11,13 @@
 namespace mpisgd {
 
 namespace {
-// Below this the float v would grow large enough to lose precision against scale.
-constexpr double kRenormaliseBelow = 1e-6;
 // Below this many entries a step is quicker than waking the other threads.
 constexpr ptrdiff_t kParallelStep = 8192;
 }
 
 Weights::Weights(uint32_t dim, double l2, bool adagrad, int threads)
-    : slots_(dim, Slot{0.0f, 0.0f}), l2_(l2), threads_(threads) {
+    : slots_(dim, Slot{0.0f, 0.0f}), threads_(threads) {
+  step_.l2 = l2;
   if (adagrad) adagrad_.assign(dim, 0.0f);
 }
 
@@ -25,7 +25,7 @@ double Weights::dot_known(std::span<const uint32_t> index, std::span<const float
   double s = 0;
   for (size_t j = 0; j < index.size() && index[j] < slots_.size(); ++j)
     s += static_cast<double>(slots_[index[j]].v) * value[j];
-  return s * scale_;
+  return s * step_.scale;
 }
 
 void Weights::margins_known(std::span<const uint32_t> index, std::span<const float> value,
@@ -41,17 +41,14 @@ void Weights::margins_known(std::span<const uint32_t> index, std::span<const flo
 }
 
 void Weights::begin_step(double eta) {
-  double decay = 1 - eta * l2_;
-  if (decay <= 0) throw std::invalid_argument("learning rate x l2 must stay below 1");
-  scale_ *= decay;
-  coef_ = eta / scale_;
+  step_.begin(eta);
 }
 
 void Weights::end_step() {
-  if (scale_ >= kRenormaliseBelow) return;
-  for (Slot& x : slots_) x.v = static_cast<float>(x.v * scale_);
-  for (float& b : base_) b = static_cast<float>(b * scale_);
-  scale_ = 1;
+  if (!step_.needs_renormalising()) return;
+  for (Slot& x : slots_) x.v = static_cast<float>(x.v * step_.scale);
+  for (float& b : base_) b = static_cast<float>(b * step_.scale);
+  step_.scale = 1;
 }
 
 void Weights::mark_base() {
@@ -119,7 +116,7 @@ uint64_t Weights::step_dense(double eta, std::span<const float> g) {
     // sum a few percent dense made the branch a coin toss, 2 ns a value.
 #pragma omp parallel for num_threads(threads_) if (threads_ > 1 && n >= kParallelStep) schedule(static) reduction(+ : nnz)
     for (ptrdiff_t i = 0; i < n; ++i) {
-      slots_[static_cast<size_t>(i)].v -= static_cast<float>(coef_ * g[i]);
+      slots_[static_cast<size_t>(i)].v -= static_cast<float>(step_.coef * g[i]);
       nnz += g[i] != 0;
     }
   } else {
@@ -136,21 +133,36 @@ uint64_t Weights::step_dense(double eta, std::span<const float> g) {
 
 std::vector<double> Weights::values() const {
   std::vector<double> w(slots_.size());
-  for (size_t i = 0; i < slots_.size(); ++i) w[i] = scale_ * slots_[i].v;
+  for (size_t i = 0; i < slots_.size(); ++i) w[i] = step_.scale * slots_[i].v;
   return w;
 }
 
 uint64_t Weights::hash() const {
-  uint64_t h = std::bit_cast<uint64_t>(scale_);
+  uint64_t h = std::bit_cast<uint64_t>(step_.scale);
   auto mix = [&h](uint32_t x) { h = (h ^ x) * 0x100000001B3ull; };
   for (const Slot& x : slots_) mix(std::bit_cast<uint32_t>(x.v));
   for (float x : adagrad_) mix(std::bit_cast<uint32_t>(x));
   return h;
 }
 
+void Weights::copy_out(std::span<float> v, std::span<float> sum_sq) const {
+  if (v.size() != slots_.size() || sum_sq.size() != adagrad_.size())
+    throw std::invalid_argument("Weights::copy_out: spans of another size than the model's state");
+  for (size_t i = 0; i < slots_.size(); ++i) v[i] = slots_[i].v;
+  std::copy(adagrad_.begin(), adagrad_.end(), sum_sq.begin());
+}
+
+void Weights::copy_in(std::span<const float> v, std::span<const float> sum_sq, const StepScale& step) {
+  if (v.size() != slots_.size() || sum_sq.size() != adagrad_.size())
+    throw std::invalid_argument("Weights::copy_in: spans of another size than the model's state");
+  for (size_t i = 0; i < slots_.size(); ++i) slots_[i].v = v[i];
+  std::copy(sum_sq.begin(), sum_sq.end(), adagrad_.begin());
+  step_ = step;
+}
+
 void Weights::save_state(StateWriter& out) const {
-  out.put(scale_);
-  out.reserve_more(sizeof scale_ + 2 * sizeof(uint64_t) + (slots_.size() + adagrad_.size()) * sizeof(float));
+  out.put(step_.scale);
+  out.reserve_more(sizeof(double) + 2 * sizeof(uint64_t) + (slots_.size() + adagrad_.size()) * sizeof(float));
   out.put<uint64_t>(slots_.size());
   for (const Slot& x : slots_) out.put(x.v);  // scratch is zero between steps
   out.put_vector(adagrad_);
@@ -165,7 +177,7 @@ void Weights::load_state(StateReader& in) {
   if (adagrad.size() != adagrad_.size())
     throw std::runtime_error("checkpoint model has another learning-rate schedule");
   adagrad_ = std::move(adagrad);
-  scale_ = scale;
+  step_.scale = scale;
 }
 
 }  // namespace mpisgd

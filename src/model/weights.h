@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "data/big_array.h"
+#include "model/step_rule.h"
 #include "sparse/stream.h"
 
 namespace mpisgd {
@@ -40,7 +41,7 @@ class Weights {
   double dot(std::span<const uint32_t> index, std::span<const float> value) const {
     double s = 0;
     for (size_t j = 0; j < index.size(); ++j) s += static_cast<double>(slots_[index[j]].v) * value[j];
-    return s * scale_;
+    return s * step_.scale;
   }
   // Always inlined, as GCC 12 drops out-of-line calls that only prefetch.
   [[gnu::always_inline]] void prefetch(std::span<const uint32_t> index) const {
@@ -60,7 +61,7 @@ class Weights {
       const Slot* s = &slots_[size_t{index[j]} * k];
       for (size_t c = 0; c < k; ++c) m[c] += static_cast<double>(s[c].v) * value[j];
     }
-    for (double& x : m) x *= scale_;
+    for (double& x : m) x *= step_.scale;
   }
   // As margins(), ignoring features the model has not seen; with one column, dot_known().
   void margins_known(std::span<const uint32_t> index, std::span<const float> value, std::span<double> m) const;
@@ -83,11 +84,11 @@ class Weights {
   }
   void end_step();
 
-  double weight(uint32_t i) const { return scale_ * slots_[i].v; }
+  double weight(uint32_t i) const { return step_.scale * slots_[i].v; }
   // w_i = scale() * stored(i): a device that gathers the stored values and scales its dot
   // products as dot() does computes the same margins, bit for bit.
   float stored(uint32_t i) const { return slots_[i].v; }
-  double scale() const { return scale_; }
+  double scale() const { return step_.scale; }
   float& scratch(uint32_t i) { return slots_[i].scratch; }
   std::vector<double> values() const;
   // Hash of the exact bits of the state, to check that every rank holds the same model.
@@ -106,6 +107,14 @@ class Weights {
   void write_changes(std::span<const uint32_t> moved, Stream<float>& out) const;
   void take_mean_change(const Stream<float>& own, const Stream<float>& sum, int ranks);
 
+  // The state for a device that holds the model through an epoch's steps
+  // (device/batch_device.h): v into `v` (dim() floats), AdaGrad's sums into `sum_sq`
+  // (dim() floats, or none without AdaGrad), and the step's scalars; then back.
+  bool adagrad() const { return !adagrad_.empty(); }
+  StepScale step_scale() const { return step_; }
+  void copy_out(std::span<float> v, std::span<float> sum_sq) const;
+  void copy_in(std::span<const float> v, std::span<const float> sum_sq, const StepScale& step);
+
   // The exact bits of the state (scale, v, Adagrad's sums), for checkpoints. load_state
   // throws std::runtime_error for a state of another dimension or schedule.
   void save_state(StateWriter& out) const;
@@ -113,12 +122,7 @@ class Weights {
 
  private:
   void update(uint32_t i, float g) {
-    if (!adagrad_.empty()) {
-      adagrad_[i] += g * g;
-      slots_[i].v -= static_cast<float>(coef_ * g / (std::sqrt(static_cast<double>(adagrad_[i])) + 1e-8));
-    } else {
-      slots_[i].v -= static_cast<float>(coef_ * g);
-    }
+    step_coordinate(slots_[i].v, adagrad_.empty() ? nullptr : &adagrad_[i], g, step_.coef);
   }
 
   struct Slot {
@@ -128,9 +132,7 @@ class Weights {
   HugePageArray<Slot> slots_;
   std::vector<float> adagrad_;  // empty unless Adagrad
   std::vector<float> base_;     // v at the last mark_base(), empty until then
-  double scale_ = 1;
-  double l2_;
-  double coef_ = 0;  // eta / scale of the current step
+  StepScale step_;
   int threads_;
 };
 

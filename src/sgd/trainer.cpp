@@ -5,6 +5,8 @@
 #include <numeric>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "comm/extrema.h"
 #include "profile/progress_line.h"
 #include "sgd/shuffle.h"
@@ -20,6 +22,12 @@ Trainer::Trainer(const Dataset& train, Loss loss, Weights& w, Strategy& strategy
   steps_per_epoch_ = static_cast<uint64_t>(max_over_ranks(comm.raw(), static_cast<int64_t>(local_steps_)));
   const int trains = strategy.role() == Strategy::Role::train ? 1 : 0;
   MPI_Allreduce(&trains, &training_ranks_, 1, MPI_INT, MPI_SUM, comm.raw());
+  summing_ = gradient_->can_hold_model() ? strategy.summing() : nullptr;
+  if (options_.device.kind == DeviceKind::gpu && comm.rank() == 0)
+    spdlog::info(summing_ ? "--device gpu: the model lives on the device during an epoch; the strategy's sum goes up "
+                            "to it for each step"
+                          : "--device gpu: the model stays on the host, where this strategy steps it itself; each "
+                            "batch's weights go up to the device");
 }
 
 EpochRecord Trainer::run_epoch(int epoch) {
@@ -33,8 +41,13 @@ EpochRecord Trainer::run_epoch(int epoch) {
   const CommStats comm_start = comm_.stats();
   const DeviceRecord device_start = gradient_->traffic();
   const double start = MPI_Wtime();
-  if (serves) strategy_.serve(epoch);
-  else train_steps(epoch, rec);
+  if (serves) {
+    strategy_.serve(epoch);
+  } else {
+    if (summing_) gradient_->take_model(w_);
+    train_steps(epoch, rec);
+    if (summing_) gradient_->give_model(w_);
+  }
   strategy_.after_epoch(epoch, w_);
 
   rec.wall_s = MPI_Wtime() - start;
@@ -72,6 +85,9 @@ void Trainer::train_steps(int epoch, EpochRecord& rec) {
     if (strategy_.passes_through()) {
       bl = gradient_->compute_and_step(train_, batch, w_, loss_, scale, eta);
       nnz = bl.nnz;
+    } else if (summing_) {
+      bl = gradient_->compute(train_, batch, w_, loss_, scale, update_);
+      nnz = gradient_->step(summing_->combine(update_), eta);
     } else {
       bl = gradient_->compute(train_, batch, w_, loss_, scale, update_);
       nnz = strategy_.exchange(update_, eta, w_);

@@ -73,6 +73,9 @@ class Trainer {
   uint64_t step_ = 0;  // steps of the epochs before this one
   std::vector<uint64_t> order_;
   std::unique_ptr<BatchDevice> gradient_;
+  // The strategy, where the device holds the model through each epoch and takes the
+  // strategy's steps (BatchDevice::take_model); null where the host's model is stepped.
+  SummingStrategy* summing_ = nullptr;
   Stream<float> update_;
 };
 

@@ -19,6 +19,7 @@
 #include "device/batch_gradient.h"
 #include "device/gpu_batch_device.h"
 #include "device/thrust_gradient.h"
+#include "strategies/apply_sum.h"
 #include "tests/random_rows.h"
 
 using namespace mpisgd;
@@ -171,6 +172,72 @@ TEST_CASE("thrust gradient: compute_and_step takes the CPU path's step", "[devic
     CHECK(on_gpu.hash() == on_cpu.hash());
   } else {
     for (uint32_t i = 0; i < dim; ++i) CHECK(on_gpu.weight(i) == Approx(on_cpu.weight(i)).margin(1e-5));
+  }
+}
+
+// The device holding the model through an "epoch" of steps, against the host's Weights
+// taking the same steps: its own updates (compute_and_step, empty batches among them),
+// sparse and dense sums from a strategy (step), with L2 strong enough to renormalise and
+// with AdaGrad; then the model back on the host.
+TEST_CASE("thrust gradient: a held model steps as the host's does", "[device]") {
+  std::mt19937_64 rng(29);
+  const uint32_t dim = 400;
+  const Dataset d = random_dataset(rng, 160, dim, 30, false);
+  const Loss loss{LossKind::logistic};
+  for (const bool adagrad : {false, true}) {
+    for (const double l2 : {0.0, 0.2}) {
+      INFO("adagrad " << adagrad << " l2 " << l2);
+      Weights on_host(dim, l2, adagrad);
+      {
+        const Weights start = random_weights(rng, dim);
+        std::vector<float> v(dim), none, zeros(adagrad ? dim : 0, 0.0f);
+        start.copy_out(v, none);
+        on_host.copy_in(v, zeros, StepScale{1, l2, 0});
+      }
+      Weights on_device = on_host;
+      const uint64_t before = on_device.hash();
+      BatchGradient cpu(d, dim, 1, 40);
+      ThrustGradient gpu(d, 1);
+      gpu.take_model(on_device);
+      bool renormalised = false;
+      for (int step = 0; step < 60; ++step) {
+        const std::vector<uint64_t> batch = random_batch(rng, d.rows(), step % 7 == 3 ? 0 : 40);
+        const double eta = 2.0;
+        if (step % 3 == 0) {
+          const BatchLoss gl = gpu.compute_and_step(d, batch, on_device, loss, 1.0f / 40, eta);
+          const BatchLoss cl = cpu.compute_and_step(d, batch, on_host, loss, 1.0f / 40, eta);
+          CHECK(gl.nnz == cl.nnz);
+        } else {
+          // A strategy's sum, sparse or dense, made here from this rank's update.
+          Stream<float> mine, other(dim);
+          gpu.compute(d, batch, on_device, loss, 1.0f / 40, mine);
+          Stream<float> own_on_host;
+          cpu.compute(d, batch, on_host, loss, 1.0f / 40, own_on_host);
+          check_same(mine, {}, own_on_host, {});
+          if (step % 3 == 1) {
+            other.copy_from(mine);
+            for (Pair<float>& p : other.pairs()) p.value *= 0.5f;
+          } else {
+            other.set_zero_dense(dim);
+            for (const Pair<float>& p : mine.pairs()) other.values()[p.index] = -p.value;
+            other.values()[dim - 1] += 0.25f;
+          }
+          CHECK(gpu.step(other, eta) == apply_sum(other, eta, on_host));
+        }
+        renormalised |= on_host.scale() == 1 && l2 > 0;
+      }
+      Weights back(dim, l2, adagrad);
+      gpu.give_model(back);
+      if (l2 > 0) CHECK(renormalised);
+      if (exact()) {
+        CHECK(back.hash() == on_host.hash());
+      } else {
+        CHECK(back.scale() == on_host.scale());
+        for (uint32_t i = 0; i < dim; ++i)
+          CHECK(back.weight(i) == Approx(on_host.weight(i)).epsilon(1e-4).margin(1e-5));
+      }
+      CHECK(on_device.hash() == before);  // the host's copy was left alone while held
+    }
   }
 }
 
