@@ -39,14 +39,15 @@ int RunCheckpoints::resume(Weights& w, Strategy& strategy, Trainer& trainer, Ear
   if (config_.resume.empty()) return 0;
   ResumePoint p = load_checkpoint(comm_, config_.resume);
   const Checkpoint& c = p.checkpoint;
-  std::vector<std::string> differences = identity_differences(c.config, identity_);
+  std::vector<std::string> other_device;
+  std::vector<std::string> differences = identity_differences(c.config, identity_, &other_device);
   if (c.data_id != data_id_)
     differences.push_back(fmt::format("data: checkpoint's rows have identity {:016x}, this run's {:016x}", c.data_id,
                                       data_id_));
   if (!differences.empty())
     throw JobFailed(fmt::format("cannot resume from {}, made by another run: {} (a resume may change only --epochs, "
-                                "the early-stopping flags, --test, --profile, --save-model, --max-memory, the data's path, logging and "
-                                "checkpoint flags)",
+                                "the early-stopping flags, --test, --profile, --save-model, --max-memory, --device, the data's path, "
+                                "logging and checkpoint flags)",
                                 p.path, fmt::join(differences, "; ")));
   if (c.step != static_cast<uint64_t>(c.epoch) * trainer.steps_per_epoch())
     throw JobFailed(fmt::format("cannot resume from {}: it took {} steps in {} epochs, this run takes {} per epoch",
@@ -69,6 +70,10 @@ int RunCheckpoints::resume(Weights& w, Strategy& strategy, Trainer& trainer, Ear
   trainer.resume_after(c.epoch);
   if (rank_ == 0) {
     spdlog::info("resumed from {}: {} epochs, {} steps done", p.path, c.epoch, c.step);
+    if (!other_device.empty())
+      spdlog::warn("resuming on another device ({}): the model goes on from the checkpoint's bits with this "
+                   "device's rounding, so it matches the uninterrupted run to rounding, not bit for bit",
+                   fmt::join(other_device, "; "));
     if (c.epoch >= config_.sgd.epochs)
       spdlog::warn("the checkpoint already has {} epochs: --epochs {} trains no more", c.epoch, config_.sgd.epochs);
   }

@@ -20,6 +20,8 @@ std::map<std::string, std::string> lines_of(const std::string& s) {
   return out;
 }
 
+constexpr const char* kDeviceKey = "device";
+
 }  // namespace
 
 std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
@@ -33,7 +35,7 @@ std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
   // checkpoints from before the flag did not.
   if (!c.multiclass.empty()) add("multiclass", c.multiclass);
   // The GPU path sums in its own order on CUDA; runs on the CPU record none, as before.
-  if (c.sgd.device.kind == DeviceKind::gpu) add("device", "gpu");
+  if (c.sgd.device.kind == DeviceKind::gpu) add(kDeviceKey, "gpu");
   add("lr-schedule", c.lr_schedule);
   add("lr", c.sgd.lr);
   add("l2", c.l2);
@@ -48,16 +50,20 @@ std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
   return s;
 }
 
-std::vector<std::string> identity_differences(const std::string& saved, const std::string& now) {
+std::vector<std::string> identity_differences(const std::string& saved, const std::string& now,
+                                              std::vector<std::string>* rounding_only) {
   const auto a = lines_of(saved), b = lines_of(now);
   std::vector<std::string> out;
+  auto differ = [&](const std::string& key, const std::string& what) {
+    (rounding_only && key == kDeviceKey ? *rounding_only : out).push_back(key + ": " + what);
+  };
   for (const auto& [key, value] : b) {
     const auto it = a.find(key);
     const std::string old = it == a.end() ? "(not recorded)" : it->second;
-    if (old != value) out.push_back(fmt::format("{}: checkpoint has {}, this run {}", key, old, value));
+    if (old != value) differ(key, fmt::format("checkpoint has {}, this run {}", old, value));
   }
   for (const auto& [key, value] : a)
-    if (!b.contains(key)) out.push_back(fmt::format("{}: checkpoint has {}, this run does not know it", key, value));
+    if (!b.contains(key)) differ(key, fmt::format("checkpoint has {}, this run does not know it", value));
   return out;
 }
 

@@ -7,7 +7,8 @@
 # byte the same; under CUDA the weights within 1e-4 of the CPU's (relative, in the L2
 # norm) and the test accuracies within half a point. Where no GPU can run them (GPU=1 on a
 # machine without a driver or GPU), --device gpu must end the job on every rank naming
-# why, and the runs report themselves skipped with that reason.
+# why, and the runs report themselves skipped with that reason. Last, checkpoints resumed
+# on the other device.
 source "$(dirname "$0")/../e2e/lib.bash"
 
 "$BUILD"/device_tests >"$tmp/device.out" 2>&1 || { cat "$tmp/device.out"; fail "device_tests"; }
@@ -82,6 +83,35 @@ for c in "${cases[@]}"; do
       fail "$name: --device gpu's weights are $dist away from --device cpu's (relative), above 1e-4"
     awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d >= -0.005 && d <= 0.005) }' ||
       fail "$name: --device gpu's test accuracy $b is not within half a point of --device cpu's $a"
+  fi
+  pass
+done
+
+# A checkpoint resumed on the other device goes on from the checkpoint's bits: under the
+# OpenMP backend, where both devices sum alike, the resumed model is the uninterrupted
+# run's byte for byte; under CUDA within 1e-4 of it.
+run_epochs() {  # name device epochs [flags]
+  local name=$1 device=$2 epochs=$3; shift 3
+  timeout "$HANG" "$RUN" -np 2 "$MPISGD" train --data "$tmp/train.svm" --device "$device" --threads 1 \
+    --epochs "$epochs" --no-early-stop --no-progress --save-model "$tmp/$name.model" "$@" >"$tmp/$name.out" 2>&1 ||
+    { cat "$tmp/$name.out"; fail "$name"; }
+}
+for from in gpu cpu; do
+  to=cpu
+  [[ $from == cpu ]] && to=gpu
+  run_epochs "whole.$to" "$to" 4
+  run_epochs "half.$from" "$from" 2 --checkpoint "$tmp/ck.$from"
+  run_epochs "resumed.$to" "$to" 4 --resume "$tmp/ck.$from"
+  expect_contains "$tmp/resumed.$to.out" "resuming on another device (device: checkpoint has" \
+    "a $from checkpoint resumed on the $to: the change named"
+  if [[ $backend == omp ]]; then
+    cmp -s "$tmp/whole.$to.model" "$tmp/resumed.$to.model" ||
+      fail "a $from checkpoint resumed on the $to ended with another model than the uninterrupted run"
+  else
+    dist=$(model_distance "$tmp/resumed.$to.model" "$tmp/whole.$to.model")
+    echo "a $from checkpoint resumed on the $to: ||resumed - whole|| / ||whole|| = $dist"
+    awk -v d="$dist" 'BEGIN { exit !(d != "unequal" && d + 0 <= 1e-4) }' ||
+      fail "a $from checkpoint resumed on the $to is $dist away from the uninterrupted run (relative), above 1e-4"
   fi
   pass
 done

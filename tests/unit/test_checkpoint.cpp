@@ -179,3 +179,17 @@ TEST_CASE("run identities name each difference", "[checkpoint]") {
   REQUIRE(d.size() == 3);
   CHECK_THAT(d[0], Catch::Contains("ranks: checkpoint has 4, this run 3"));
 }
+
+TEST_CASE("run identities let a resume change the device, said apart", "[checkpoint]") {
+  TrainConfig c;
+  c.sgd.device.kind = DeviceKind::gpu;
+  const std::string saved = run_identity(c, 2, 100);
+  c.sgd.device.kind = DeviceKind::cpu;
+  const std::string now = run_identity(c, 2, 100);
+  CHECK(identity_differences(saved, now).size() == 1);  // without the split, a difference like any other
+  std::vector<std::string> rounding;
+  CHECK(identity_differences(saved, now, &rounding).empty());
+  REQUIRE(rounding.size() == 1);
+  CHECK_THAT(rounding[0], Catch::Contains("device: checkpoint has gpu"));
+  CHECK(identity_differences(now, saved, &rounding).empty());
+}
