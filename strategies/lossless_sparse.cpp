@@ -15,6 +15,7 @@
 #include "collectives/sparse_allreduce.h"
 #include "sparse/error_feedback.h"
 #include "sparse/stream_sum.h"
+#include "strategies/feedback_on_device.h"
 #include "strategies/strategy.h"
 
 namespace mpisgd {
@@ -30,7 +31,8 @@ class LosslessSparse final : public SummingStrategy {
                           : tuned(c.flags.get<CollectiveConfig>(), c.comm, sizeof(float))),
         allreduce_(one_rank_ ? nullptr : make_sparse_allreduce<float>(algorithm, c.comm, c.dim, config_)) {
     if (!sparsify.requested()) return;
-    feedback_.emplace(sparsify, c.dim);
+    sparsify_ = sparsify;
+    feedback_ = std::make_unique<ErrorFeedback>(sparsify, c.dim);
     spdlog::info("{} on the top k = {} of N = {} per rank, selection {}", algorithm, feedback_->k(), c.dim,
                  sparsify.select.empty() ? "threshold-reuse" : sparsify.select);
   }
@@ -40,6 +42,9 @@ class LosslessSparse final : public SummingStrategy {
     return allreduce_->allreduce(switched(sent, {0, dim_}, config_.dense_switch, dense_));
   }
   bool passes_through() const override { return one_rank_; }
+  bool select_on(BatchDevice& device) override {
+    return feedback_ && move_feedback_to(device, sparsify_, dim_, feedback_);
+  }
   const SparseVector* residual() const override { return feedback_ ? &feedback_->residual() : nullptr; }
 
   // The dense switch may have been tuned from this run's timings: a resumed run takes the
@@ -61,7 +66,8 @@ class LosslessSparse final : public SummingStrategy {
   bool one_rank_;
   CollectiveConfig config_;
   std::unique_ptr<SparseAllreduce<float>> allreduce_;
-  std::optional<ErrorFeedback> feedback_;
+  SparsifyOptions sparsify_;
+  std::unique_ptr<Feedback> feedback_;  // with --density or --k
   Stream<float> dense_;  // what is sent, when it is past the dense switch
 };
 

@@ -22,6 +22,7 @@
 #include "comm/counted_comm.h"
 #include "comm/state_blob.h"
 #include "data/dataset.h"
+#include "device/batch_device.h"
 #include "model/weights.h"
 #include "profile/epoch_profile.h"
 #include "sparse/sparse_vector.h"
@@ -130,6 +131,11 @@ class SummingStrategy : public Strategy {
     return apply_sum(combine(local), eta, w);
   }
   SummingStrategy* summing() final { return this; }
+  // For a strategy that selects top-k with error feedback, on a device that holds the
+  // model: moves the feedback to `device` where it can keep it (BatchDevice::make_feedback)
+  // and returns true; combine() then takes its update from the device, and `local` is
+  // empty. Says at start where the selection runs.
+  virtual bool select_on(BatchDevice& /*device*/) { return false; }
 };
 
 // What the job needs of a family of strategies before one is built: the family's flags

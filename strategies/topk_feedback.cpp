@@ -18,6 +18,7 @@
 #include "collectives/topk_allreduce.h"
 #include "sparse/error_feedback.h"
 #include "sparse/stream_sum.h"
+#include "strategies/feedback_on_device.h"
 #include "strategies/strategy.h"
 
 namespace mpisgd {
@@ -26,37 +27,39 @@ namespace {
 class TopkFeedback final : public SummingStrategy {
  public:
   TopkFeedback(const StrategyContext& c, const std::string& algorithm, const SparsifyOptions& sparsify)
-      : dim_(c.dim), feedback_(sparsify, c.dim),
+      : dim_(c.dim), sparsify_(sparsify), feedback_(std::make_unique<ErrorFeedback>(sparsify, c.dim)),
         allreduce_(make_topk_allreduce<float>(algorithm, c.comm, c.dim, c.flags.get<TopkCollectiveConfig>())),
         dropped_(c.dim) {
-    spdlog::info("{}: k = {} of N = {} per rank, selection {}, warm-up {} steps", algorithm, feedback_.k(), c.dim,
+    spdlog::info("{}: k = {} of N = {} per rank, selection {}, warm-up {} steps", algorithm, feedback_->k(), c.dim,
                  sparsify.select.empty() ? "threshold-reuse" : sparsify.select, sparsify.warmup_steps);
     if (sparsify.warmup_steps > 0)
       warmup_ = make_sparse_allreduce<float>("ssar-split-ag", c.comm, c.dim, c.flags.get<CollectiveConfig>());
   }
 
   const Stream<float>& combine(const Stream<float>& local) override {
-    if (feedback_.warming_up()) {
-      const Stream<float>& all = feedback_.select(local.pairs());
+    if (feedback_->warming_up()) {
+      const Stream<float>& all = feedback_->select(local.pairs());
       return warmup_->allreduce(switched(all, {0, dim_}, DenseSwitch{}, dense_));
     }
-    const Stream<float>& sum = allreduce_->allreduce(feedback_.select(local.pairs()), feedback_.k(), dropped_);
-    feedback_.take_back(dropped_);
+    const Stream<float>& sum = allreduce_->allreduce(feedback_->select(local.pairs()), feedback_->k(), dropped_);
+    feedback_->take_back(dropped_);
     return sum;
   }
-  const SparseVector* residual() const override { return &feedback_.residual(); }
+  bool select_on(BatchDevice& device) override { return move_feedback_to(device, sparsify_, dim_, feedback_); }
+  const SparseVector* residual() const override { return &feedback_->residual(); }
   void save_state(StateWriter& out) const override {
-    feedback_.save_state(out);
+    feedback_->save_state(out);
     allreduce_->save_state(out);
   }
   void load_state(StateReader& in) override {
-    feedback_.load_state(in);
+    feedback_->load_state(in);
     allreduce_->load_state(in);
   }
 
  private:
   uint32_t dim_;
-  ErrorFeedback feedback_;
+  SparsifyOptions sparsify_;
+  std::unique_ptr<Feedback> feedback_;
   std::unique_ptr<TopkAllreduce<float>> allreduce_;
   std::unique_ptr<SparseAllreduce<float>> warmup_;
   Stream<float> dense_;  // the warm-up's update, when it is past the dense switch

@@ -8,6 +8,7 @@
 // the model does not cross to the host and back at each step (docs/design.md, "The GPU
 // path").
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <stdexcept>
 
@@ -15,6 +16,7 @@
 #include "model/loss.h"
 #include "model/weights.h"
 #include "profile/device_record.h"
+#include "sparse/error_feedback.h"
 #include "sparse/stream.h"
 
 namespace mpisgd {
@@ -49,6 +51,13 @@ class BatchDevice {
   virtual void give_model(Weights& /*w*/) {}
   virtual uint64_t step(const Stream<float>& /*sum*/, double /*eta*/) {
     throw std::logic_error("this device does not hold the model");
+  }
+  // Error feedback kept on a device that holds the model (sparse/feedback.h), for a
+  // strategy that selects top-k as `options` ask; null where the device cannot. Once made,
+  // compute() hands each batch's update to it where it was computed and returns an empty
+  // stream, and the strategy's select() takes it from there.
+  virtual std::unique_ptr<Feedback> make_feedback(const SparsifyOptions& /*options*/, uint32_t /*dim*/) {
+    return nullptr;
   }
 
   // What the device has done since it was made; the CPU path reports nothing.

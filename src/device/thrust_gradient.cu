@@ -438,11 +438,18 @@ BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows
                                   float scale, Stream<float>& out) {
   BatchLoss result{0, rows.size(), 0};
   if (rows.empty()) {
+    if (feedback_) feedback_->take_update(nullptr, 0);
     out.set_sparse(0);
     return result;
   }
   const auto began = std::chrono::steady_clock::now();
-  copy_update_down(update_on_device(rows, w, loss, scale, result), out);
+  const uint32_t nnz = update_on_device(rows, w, loss, scale, result);
+  if (feedback_) {
+    feedback_->take_update(raw(state_->out), nnz);
+    out.set_sparse(0);
+  } else {
+    copy_update_down(nnz, out);
+  }
   traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;
 }
@@ -475,6 +482,22 @@ uint64_t ThrustGradient::step(const Stream<float>& sum, double eta) {
   const uint64_t nnz = step_held(sum.is_dense(), sum.count(), eta);
   traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return nnz;
+}
+
+std::unique_ptr<Feedback> ThrustGradient::make_feedback(const SparsifyOptions& options, uint32_t dim) {
+  if (!ThrustFeedback::supports(options)) return nullptr;
+  auto made = std::make_unique<ThrustFeedback>(options, dim);
+  feedback_ = made.get();
+  return made;
+}
+
+DeviceRecord ThrustGradient::traffic() const {
+  DeviceRecord all = traffic_;
+  if (feedback_) {
+    all.to_device += feedback_->bytes_up();
+    all.from_device += feedback_->bytes_down();
+  }
+  return all;
 }
 
 void ThrustGradient::take_model(const Weights& w) {

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "device/batch_device.h"
+#include "device/thrust_feedback.h"
 
 namespace mpisgd {
 
@@ -49,7 +50,8 @@ class ThrustGradient : public BatchDevice {
   void take_model(const Weights& w) override;
   void give_model(Weights& w) override;
   uint64_t step(const Stream<float>& sum, double eta) override;
-  DeviceRecord traffic() const override { return traffic_; }
+  std::unique_ptr<Feedback> make_feedback(const SparsifyOptions& options, uint32_t dim) override;
+  DeviceRecord traffic() const override;
 
   // Device bytes a batch of `batch` rows of at most `longest_row` entries needs besides
   // the rows (Dataset::bytes()), in `columns` columns.
@@ -76,7 +78,8 @@ class ThrustGradient : public BatchDevice {
   int host_threads_;
   Margins margins_;
   DeviceRecord traffic_;
-  Stream<float> own_;  // compute_and_step's update
+  Stream<float> own_;                // compute_and_step's update
+  ThrustFeedback* feedback_ = nullptr;  // the strategy's, once make_feedback made it
 };
 
 }  // namespace mpisgd

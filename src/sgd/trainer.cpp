@@ -23,6 +23,7 @@ Trainer::Trainer(const Dataset& train, Loss loss, Weights& w, Strategy& strategy
   const int trains = strategy.role() == Strategy::Role::train ? 1 : 0;
   MPI_Allreduce(&trains, &training_ranks_, 1, MPI_INT, MPI_SUM, comm.raw());
   summing_ = gradient_->can_hold_model() ? strategy.summing() : nullptr;
+  if (summing_) summing_->select_on(*gradient_);
   if (options_.device.kind == DeviceKind::gpu && comm.rank() == 0)
     spdlog::info(summing_ ? "--device gpu: the model lives on the device during an epoch; the strategy's sum goes up "
                             "to it for each step"

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "sparse/feature_select.h"
+#include "sparse/feedback.h"
 #include "sparse/sparse_vector.h"
 #include "sparse/stream.h"
 #include "sparse/topk_select.h"
@@ -42,26 +43,22 @@ struct SparsifyOptions {
   uint64_t k_for(uint32_t dim) const;
 };
 
-class ErrorFeedback {
+// Error feedback on the host.
+class ErrorFeedback final : public Feedback {
  public:
   // Throws std::invalid_argument for an unknown selection method or a reuse period of 0.
   ErrorFeedback(const SparsifyOptions& options, uint32_t dim);
 
-  uint64_t k() const { return k_; }
-  // True while the warm-up lasts: the coming select() keeps everything.
-  bool warming_up() const { return step_ < warmup_steps_; }
-  // Merges `local` (pairs, indices ascending) into the residual and splits the sum:
-  // returns the pairs to send (about k, indices ascending), as a sparse stream over
-  // [0, N) with room for N pairs; the others stay in the residual. Counts a step.
-  const Stream<float>& select(std::span<const Pair<float>> local);
-  // Adds what a collective handed back (a stream over [0, N)) to the residual. The sum is
-  // formed by the next select(), in the same pass as the merge with the local update: a
-  // separate pass over the residual cost as much as that merge.
-  void take_back(const Stream<float>& dropped);
-  const SparseVector& residual() const;
-  // The residual, the step count and the selector's state, for checkpoints.
-  void save_state(StateWriter& out) const;
-  void load_state(StateReader& in);
+  uint64_t k() const override { return k_; }
+  bool warming_up() const override { return step_ < warmup_steps_; }
+  // `local`: pairs, indices ascending. The stream returned has room for N pairs.
+  const Stream<float>& select(std::span<const Pair<float>> local) override;
+  // The sum is formed by the next select(), in the same pass as the merge with the local
+  // update: a separate pass over the residual cost as much as that merge.
+  void take_back(const Stream<float>& dropped) override;
+  const SparseVector& residual() const override;
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
 
  private:
   uint64_t k_, warmup_steps_, step_ = 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test GPU=omp` and `make test GPU=1`: the GPU path's gradient tests, then training
 # runs with --device gpu beside the same runs with --device cpu, one thread a rank, through
-# the strategies' families (lossless sparse, dense, top-k with residuals, a parameter
+# the strategies' families (lossless sparse, dense, top-k with residuals selected on the
+# device by exact and threshold-reuse and on the host by another selection, a parameter
 # server, local SGD), every loss and lr schedule, with and without L2, and with two
 # classes and three. Under Thrust's OpenMP backend each pair of models must be byte for
 # byte the same; under CUDA the weights within 1e-4 of the CPU's (relative, in the L2
@@ -57,6 +58,9 @@ cases=(
   "allreduce 2 train test --strategy allreduce"
   "topk 3 train test --strategy topk-dsa --density 0.05"
   "oktopk 2 train test --strategy oktopk --density 0.05"
+  "gtopk-exact 2 train test --strategy gtopk --density 0.05 --select exact --warmup-steps 3"
+  "ssar-topk 3 train test --strategy ssar-split-ag --density 0.02 --reuse-period 4 --l2 1e-4"
+  "topk-gaussian 2 train test --strategy topk-dsa --density 0.05 --select gaussian"
   "ps 3 train test --strategy ps-sync --servers 1"
   "local-sgd 2 train test --strategy local-sgd --sync-every 4"
   "svm 2 train test --model svm --l2 1e-4 --lr-schedule constant"
@@ -72,6 +76,12 @@ for c in "${cases[@]}"; do
       { cat "$tmp/$name.$device.out"; fail "$name: training with --device $device"; }
   done
   expect_contains "$tmp/$name.gpu.out" "--device gpu, rank 0:" "$name: the device named"
+  case $name in
+    topk | oktopk | gtopk-exact | ssar-topk) expect_contains "$tmp/$name.gpu.out" "top-k selects on the device" \
+      "$name: the selection on the device" ;;
+    topk-gaussian) expect_contains "$tmp/$name.gpu.out" "top-k selects on the host" \
+      "$name: a selection the device does not make, said so" ;;
+  esac
   if [[ $backend == omp ]]; then
     cmp -s "$tmp/$name.cpu.model" "$tmp/$name.gpu.model" ||
       fail "$name: --device gpu (OpenMP backend) wrote another model than --device cpu"

@@ -11,6 +11,9 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -18,6 +21,7 @@
 
 #include "device/batch_gradient.h"
 #include "device/gpu_batch_device.h"
+#include "comm/state_blob.h"
 #include "device/thrust_gradient.h"
 #include "strategies/apply_sum.h"
 #include "tests/random_rows.h"
@@ -238,6 +242,70 @@ TEST_CASE("thrust gradient: a held model steps as the host's does", "[device]") 
       }
       CHECK(on_device.hash() == before);  // the host's copy was left alone while held
     }
+  }
+}
+
+// Error feedback on the device (ThrustFeedback, fed by the gradient where it computed it)
+// against the host's ErrorFeedback fed the same update, copied down by a second device
+// gradient (so the comparison is exact under CUDA too): the same pairs sent at every step,
+// through the warm-up, exact thresholds, reused ones in and out of their band and ties at
+// the threshold (handed-back values of equal magnitude), sparse and dense hand-backs, the
+// same residual and the same checkpoint state, which each side loads from the other.
+TEST_CASE("thrust feedback: selects as the host's error feedback", "[device]") {
+  std::mt19937_64 rng(41);
+  const uint32_t dim = 500;
+  const Dataset d = random_dataset(rng, 200, dim, 25, false);
+  const Weights w = random_weights(rng, dim);
+  const Loss loss{LossKind::logistic};
+  for (const auto& [select, k] : {std::pair{"exact", 40}, std::pair{"threshold-reuse", 40},
+                                  std::pair{"threshold-reuse", 9}}) {
+    INFO(select << " k " << k);
+    SparsifyOptions o;
+    o.k = k;
+    o.select = select;
+    o.reuse_period = 5;
+    o.warmup_steps = 2;
+    ThrustGradient gpu(d, 1), copied_down(d, 1);
+    std::unique_ptr<Feedback> on_device = gpu.make_feedback(o, dim);
+    REQUIRE(on_device);
+    ErrorFeedback on_host(o, dim);
+    Weights wg = w, wc = w;
+    for (int step = 0; step < 80; ++step) {
+      INFO("step " << step);
+      const std::vector<uint64_t> batch = random_batch(rng, d.rows(), step % 9 == 4 ? 0 : 30);
+      Stream<float> none, update;
+      gpu.compute(d, batch, wg, loss, 1.0f / 30, none);
+      CHECK(none.count() == 0);  // the update stayed on the device
+      copied_down.compute(d, batch, wc, loss, 1.0f / 30, update);
+      const Stream<float>& a = on_device->select({});
+      const Stream<float>& b = on_host.select(update.pairs());
+      REQUIRE(a.count() == b.count());
+      CHECK(std::memcmp(a.pairs().data(), b.pairs().data(), a.bytes() - Stream<float>::kHeaderBytes) == 0);
+      if (step % 3 == 0) {  // a collective hands values back: equal magnitudes make ties
+        Stream<float> back(dim);
+        if (step % 2 == 0) {
+          back.set_zero_dense(dim);
+          for (uint32_t i = 0; i < dim; i += 7) back.values()[i] = i % 2 ? 0.5f : -0.5f;
+        } else {
+          back.reserve_pairs(dim / 5);
+          back.set_sparse(dim / 5);
+          for (uint32_t j = 0; j < dim / 5; ++j) back.pairs()[j] = {j * 5, j % 3 ? 0.25f : -0.25f};
+        }
+        on_device->take_back(back);
+        on_host.take_back(back);
+      }
+    }
+    CHECK(on_device->residual().index == on_host.residual().index);
+    CHECK(on_device->residual().value == on_host.residual().value);
+    StateWriter from_device, from_host;
+    on_device->save_state(from_device);
+    on_host.save_state(from_host);
+    CHECK(from_device.bytes() == from_host.bytes());
+    StateReader into_host(from_device.bytes()), into_device(from_host.bytes());
+    ErrorFeedback host_again(o, dim);
+    host_again.load_state(into_host);
+    on_device->load_state(into_device);
+    CHECK(host_again.residual().value == on_device->residual().value);
   }
 }
 
