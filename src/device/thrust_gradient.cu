@@ -1,41 +1,29 @@
 #include "device/thrust_gradient.h"
 
-#include "device/gpu_batch_device.h"
-#include "model/step_rule.h"
-
 #include <chrono>
 #include <cstddef>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
-#include <thrust/device_vector.h>
-#include <thrust/execution_policy.h>
 #include <thrust/for_each.h>
 #include <thrust/gather.h>
 #include <thrust/iterator/counting_iterator.h>
-#include <thrust/memory.h>
 #include <thrust/scan.h>
 #include <thrust/sequence.h>
 #include <thrust/sort.h>
 #include <thrust/transform.h>
 #include <thrust/unique.h>
 
+#include "device/gpu_batch_device.h"
+#include "device/thrust_state.h"
+
 namespace mpisgd {
 namespace {
 
-template <class T>
-T* raw(thrust::device_vector<T>& v) {
-  return thrust::raw_pointer_cast(v.data());
-}
-template <class T>
-const T* raw(const thrust::device_vector<T>& v) {
-  return thrust::raw_pointer_cast(v.data());
-}
+using thrust_detail::raw;
 
 struct RowLength {
   const uint64_t* row_ptr;
@@ -166,38 +154,6 @@ struct HeldWeight {
   MPISGD_HD float operator()(uint32_t id) const { return model[size_t{feature[id / k]} * k + id % k]; }
 };
 
-// The held model's step with sparse pairs (each index once) or a dense gradient, as
-// Weights::step_pairs and Weights::step_dense take it; sum_sq is null without AdaGrad.
-struct StepPair {
-  const Pair<float>* g;
-  float* v;
-  float* sum_sq;
-  double coef;
-  MPISGD_HD void operator()(uint32_t j) const {
-    const uint32_t i = g[j].index;
-    step_coordinate(v[i], sum_sq ? sum_sq + i : nullptr, g[j].value, coef);
-  }
-};
-struct StepDense {
-  const float* g;
-  float* v;
-  float* sum_sq;
-  double coef;
-  MPISGD_HD void operator()(uint32_t i) const {
-    if (sum_sq && g[i] == 0) return;  // changes nothing; Weights::step_dense skips it too
-    step_coordinate(v[i], sum_sq ? sum_sq + i : nullptr, g[i], coef);
-  }
-};
-
-struct Rescale {
-  double scale;
-  MPISGD_HD float operator()(float v) const { return static_cast<float>(v * scale); }
-};
-
-struct NonZero {
-  MPISGD_HD bool operator()(float x) const { return x != 0; }
-};
-
 struct IsSet {
   MPISGD_HD bool operator()(uint8_t x) const { return x != 0; }
 };
@@ -210,73 +166,7 @@ struct SlotPair {
   MPISGD_HD Pair<float> operator()(uint32_t id) const { return {feature[id / k] * k + id % k, sum[id]}; }
 };
 
-// Thrust asks for temporary storage in every sort, scan, unique and copy_if; under CUDA
-// each ask is a cudaMalloc and a cudaFree, and the free waits for the device, a cost a
-// batch of 100 short rows pays a dozen times. One batch's temporaries are much the size of
-// the last one's, so a freed block is kept and handed out again (the smallest that fits);
-// all go back with the gradient. The OpenMP backend's sorts ask from inside their parallel
-// regions, so the lists are guarded.
-class TemporaryCache {
- public:
-  using value_type = char;
-  TemporaryCache() = default;
-  TemporaryCache(const TemporaryCache&) = delete;
-  TemporaryCache& operator=(const TemporaryCache&) = delete;
-  ~TemporaryCache() {
-    for (const auto& [bytes, block] : free_) thrust::free(thrust::device, thrust::device_pointer_cast(block));
-    for (const auto& [block, bytes] : lent_) thrust::free(thrust::device, thrust::device_pointer_cast(block));
-  }
-
-  char* allocate(std::ptrdiff_t bytes) {
-    const std::lock_guard<std::mutex> hold(lock_);
-    char* block = nullptr;
-    if (const auto kept = free_.lower_bound(bytes); kept != free_.end()) {
-      bytes = kept->first;
-      block = kept->second;
-      free_.erase(kept);
-    } else {
-      block = thrust::malloc<char>(thrust::device, static_cast<size_t>(bytes)).get();
-    }
-    lent_.emplace(block, bytes);
-    return block;
-  }
-  void deallocate(char* block, size_t) {
-    const std::lock_guard<std::mutex> hold(lock_);
-    const auto lent = lent_.find(block);
-    free_.emplace(lent->second, block);
-    lent_.erase(lent);
-  }
-
- private:
-  std::multimap<std::ptrdiff_t, char*> free_;  // by size
-  std::map<char*, std::ptrdiff_t> lent_;
-  std::mutex lock_;
-};
-
 }  // namespace
-
-struct ThrustGradient::State {
-  // The rank's rows, uploaded once.
-  thrust::device_vector<uint64_t> row_ptr;
-  thrust::device_vector<uint32_t> index;
-  thrust::device_vector<float> value, label;
-  // Per batch, kept to be reused: B rows, E entries, U distinct features.
-  thrust::device_vector<uint64_t> rows, start, entry_at;                // B, B + 1, E
-  thrust::device_vector<uint32_t> entry_row, entry_feature, entry_slot;  // E
-  thrust::device_vector<uint32_t> feature, sorted_slot, order, first;    // U, E, E, U + 1
-  thrust::device_vector<float> weights, sum, coef;                       // U K, U K, B K
-  thrust::device_vector<uint8_t> touched;                                // U K
-  thrust::device_vector<uint32_t> touched_id;                            // U K
-  thrust::device_vector<Pair<float>> out;                                // nnz
-  thrust::device_vector<double> margin, derivative, row_loss;            // B K, B K, B
-  // The model while the device holds it: v, AdaGrad's sums (empty without), and a dense
-  // sum on its way to a step (a sparse one arrives in `out`).
-  thrust::device_vector<float> model, model_sum_sq, dense_in;
-  std::vector<uint32_t> host_feature;
-  std::vector<float> host_weights, host_model, host_sum_sq;
-  std::vector<double> host_loss;
-  TemporaryCache temporaries;
-};
 
 ThrustGradient::ThrustGradient(const Dataset& data, uint32_t columns, Margins margins, int host_threads)
     : state_(std::make_unique<State>()),
@@ -414,26 +304,6 @@ void ThrustGradient::copy_update_down(uint32_t nnz, Stream<float>& out) {
   traffic_.from_device += 8.0 * nnz;
 }
 
-uint64_t ThrustGradient::step_held(bool dense, uint32_t count, double eta) {
-  State& s = *state_;
-  const auto on = thrust::device(s.temporaries);
-  thrust::counting_iterator<uint32_t> zero(0);
-  float* sum_sq = s.model_sum_sq.empty() ? nullptr : raw(s.model_sum_sq);
-  held_.begin(eta);
-  uint64_t nnz = count;
-  if (dense) {
-    thrust::for_each(on, zero, zero + count, StepDense{raw(s.dense_in), raw(s.model), sum_sq, held_.coef});
-    nnz = static_cast<uint64_t>(thrust::count_if(on, s.dense_in.begin(), s.dense_in.begin() + count, NonZero{}));
-  } else {
-    thrust::for_each(on, zero, zero + count, StepPair{raw(s.out), raw(s.model), sum_sq, held_.coef});
-  }
-  if (held_.needs_renormalising()) {
-    thrust::transform(on, s.model.begin(), s.model.end(), s.model.begin(), Rescale{held_.scale});
-    held_.scale = 1;
-  }
-  return nnz;
-}
-
 BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
                                   float scale, Stream<float>& out) {
   BatchLoss result{0, rows.size(), 0};
@@ -452,73 +322,6 @@ BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows
   }
   traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;
-}
-
-BatchLoss ThrustGradient::compute_and_step(const Dataset& data, std::span<const uint64_t> rows, Weights& w,
-                                           const Loss& loss, float scale, double eta) {
-  if (!holding_) {
-    BatchLoss result = compute(data, rows, w, loss, scale, own_);
-    w.step_pairs(eta, own_.pairs());
-    return result;
-  }
-  // The pairs stay where they were summed; an empty batch still takes the step's decay.
-  const auto began = std::chrono::steady_clock::now();
-  BatchLoss result{0, rows.size(), 0};
-  step_held(false, rows.empty() ? 0 : update_on_device(rows, w, loss, scale, result), eta);
-  traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  return result;
-}
-
-uint64_t ThrustGradient::step(const Stream<float>& sum, double eta) {
-  State& s = *state_;
-  const auto began = std::chrono::steady_clock::now();
-  if (sum.is_dense()) {
-    s.dense_in.assign(sum.values().data(), sum.values().data() + sum.count());
-  } else {
-    s.out.resize(sum.count());
-    thrust::copy(sum.pairs().data(), sum.pairs().data() + sum.count(), s.out.begin());
-  }
-  traffic_.to_device += static_cast<double>(sum.bytes());
-  const uint64_t nnz = step_held(sum.is_dense(), sum.count(), eta);
-  traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  return nnz;
-}
-
-std::unique_ptr<Feedback> ThrustGradient::make_feedback(const SparsifyOptions& options, uint32_t dim) {
-  if (!ThrustFeedback::supports(options)) return nullptr;
-  auto made = std::make_unique<ThrustFeedback>(options, dim);
-  feedback_ = made.get();
-  return made;
-}
-
-DeviceRecord ThrustGradient::traffic() const {
-  DeviceRecord all = traffic_;
-  if (feedback_) {
-    all.to_device += feedback_->bytes_up();
-    all.from_device += feedback_->bytes_down();
-  }
-  return all;
-}
-
-void ThrustGradient::take_model(const Weights& w) {
-  State& s = *state_;
-  s.host_model.resize(w.dim());
-  s.host_sum_sq.resize(w.adagrad() ? w.dim() : 0);
-  w.copy_out(s.host_model, s.host_sum_sq);
-  s.model.assign(s.host_model.begin(), s.host_model.end());
-  s.model_sum_sq.assign(s.host_sum_sq.begin(), s.host_sum_sq.end());
-  held_ = w.step_scale();
-  holding_ = true;
-  traffic_.to_device += 4.0 * static_cast<double>(s.host_model.size() + s.host_sum_sq.size());
-}
-
-void ThrustGradient::give_model(Weights& w) {
-  State& s = *state_;
-  thrust::copy(s.model.begin(), s.model.end(), s.host_model.begin());
-  thrust::copy(s.model_sum_sq.begin(), s.model_sum_sq.end(), s.host_sum_sq.begin());
-  w.copy_in(s.host_model, s.host_sum_sq, held_);
-  holding_ = false;
-  traffic_.from_device += 4.0 * static_cast<double>(s.host_model.size() + s.host_sum_sq.size());
 }
 
 }  // namespace mpisgd

@@ -1,6 +1,7 @@
 #pragma once
 // The batch gradient on a Thrust device: a GPU under CUDA, or the CPU's threads under
-// Thrust's OpenMP backend, from one source (thrust_gradient.cu). The rows go to the device
+// Thrust's OpenMP backend, from one source (thrust_gradient.cu; the model it holds in
+// thrust_model.cu). The rows go to the device
 // once; each batch then
 //   1. lists the batch's entries (row in batch, feature) and sorts its distinct features,
 //   2. gathers those features' K stored weights: on the device where it holds the model
