@@ -1,8 +1,7 @@
 #pragma once
 // The batch gradient on a Thrust device: a GPU under CUDA, or the CPU's threads under
 // Thrust's OpenMP backend, from one source (thrust_gradient.cu; the model it holds in
-// thrust_model.cu). The rows go to the device
-// once; each batch then
+// thrust_model.cu). The rows go to the device once; each batch then
 //   1. lists the batch's entries (row in batch, feature) and sorts its distinct features,
 //   2. gathers those features' K stored weights: on the device where it holds the model
 //      (take_model), else on the host, copying them up: U K floats for U distinct features,
@@ -10,19 +9,19 @@
 //      loss and coefficients scale x f'(m) (model/loss.h, the code the CPU path runs),
 //   4. sums each touched weight slot's contributions in batch order, one slot per device
 //      thread, and compacts the touched slots into (index, value) pairs, ascending,
-// and copies the pairs down into the update stream, or, holding the model and stepping
-// it with the update as it is (compute_and_step), steps it on the device with the pairs
-// where they are. step() applies a strategy's sum the way Weights does, with the same
+// and copies the pairs down into the update stream; or leaves them on the device, for
+// the held model's step (compute_and_step) or for the error feedback kept there
+// (make_feedback). step() applies a strategy's sum the way Weights does, with the same
 // arithmetic (model/step_rule.h), so the model's bits do not depend on where it was
-// stepped. Every sum runs in the order the CPU
-// path's one thread sums it (a margin over the row's entries, a slot over the batch's
-// rows), so under the OpenMP backend the update and the loss equal BatchGradient's at
-// T = 1 bit for bit, whatever the thread count; under CUDA they agree to rounding (nvcc
-// contracts multiply-adds, and a warp adds a margin's terms in another order).
+// stepped. Every sum runs in the order the CPU path's one thread sums it (a margin over
+// the row's entries, a slot over the batch's rows), so under the OpenMP backend the
+// update and the loss equal BatchGradient's at T = 1 bit for bit, whatever the thread
+// count; under CUDA they agree to rounding (nvcc contracts multiply-adds, and a warp adds
+// a margin's terms in another order).
 // Per batch: O(E log E) device work for E entries (the sort); across the bus U K floats
 // up and the update's pairs down with the model on the host; with it on the device the
-// pairs down and the sum's pairs up, or nothing but the losses where one rank steps
-// alone.
+// pairs down and the sum's pairs up, about k pairs down where top-k selects there, and
+// nothing but the losses where one rank steps alone.
 #include <cstdint>
 #include <memory>
 #include <string>
