@@ -235,18 +235,7 @@ void ThrustFeedback::take_back(const Stream<float>& dropped) {
   if (dropped.count() == 0) return;
   fold_back();
   SparseVector back;
-  if (dropped.is_dense()) {
-    for (uint32_t i = 0; i < dropped.count(); ++i) {
-      if (dropped.values()[i] == 0.0f) continue;
-      back.index.push_back(i);
-      back.value.push_back(dropped.values()[i]);
-    }
-  } else {
-    for (const Pair<float>& p : dropped.pairs()) {
-      back.index.push_back(p.index);
-      back.value.push_back(p.value);
-    }
-  }
+  append_handed_back(dropped, back);
   upload(back, state_->back);
   up_ += 8.0 * back.index.size();
 }

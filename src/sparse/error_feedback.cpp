@@ -44,16 +44,20 @@ const Stream<float>& ErrorFeedback::select(std::span<const Pair<float>> local) {
 void ErrorFeedback::take_back(const Stream<float>& dropped) {
   if (dropped.count() == 0) return;
   residual();  // folds in an earlier take_back's values, if no select() came between
+  append_handed_back(dropped, back_);
+}
+
+void append_handed_back(const Stream<float>& dropped, SparseVector& out) {
   if (dropped.is_dense()) {
     for (uint32_t i = 0; i < dropped.count(); ++i) {
       if (dropped.values()[i] == 0.0f) continue;
-      back_.index.push_back(i);
-      back_.value.push_back(dropped.values()[i]);
+      out.index.push_back(i);
+      out.value.push_back(dropped.values()[i]);
     }
   } else {
     for (const Pair<float>& p : dropped.pairs()) {
-      back_.index.push_back(p.index);
-      back_.value.push_back(p.value);
+      out.index.push_back(p.index);
+      out.value.push_back(p.value);
     }
   }
 }

@@ -74,6 +74,10 @@ class ErrorFeedback final : public Feedback {
   std::vector<uint32_t> kept_;
 };
 
+// Appends what a collective handed back (a stream over [0, N); a dense one's non-zeros) to
+// `out`, as the residual's next additions.
+void append_handed_back(const Stream<float>& dropped, SparseVector& out);
+
 // out = a + b over ascending indices; exact zeros are dropped.
 void add_sparse(const SparseVector& a, const SparseVector& b, SparseVector& out);
 
