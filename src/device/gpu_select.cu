@@ -78,8 +78,9 @@ std::optional<std::string> gpu_unavailable() {
   return std::nullopt;
 }
 
-std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t dim, int threads, uint64_t batch, uint32_t columns,
-                                                   int gpu_id, int rank_on_node, std::string& description) {
+std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t dim, int threads, uint64_t batch,
+                                                   uint32_t columns, int gpu_id, int rank_on_node,
+                                                   std::string& description) {
   const uint64_t rows = data.bytes();  // what the device's copy of the rows takes
   const uint64_t buffers = ThrustGradient::batch_bytes(batch, longest_row(data), columns);
   const uint64_t model = ThrustGradient::model_bytes(dim);

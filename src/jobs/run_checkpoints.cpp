@@ -46,8 +46,8 @@ int RunCheckpoints::resume(Weights& w, Strategy& strategy, Trainer& trainer, Ear
                                       data_id_));
   if (!differences.empty())
     throw JobFailed(fmt::format("cannot resume from {}, made by another run: {} (a resume may change only --epochs, "
-                                "the early-stopping flags, --test, --profile, --save-model, --max-memory, --device, the data's path, "
-                                "logging and checkpoint flags)",
+                                "the early-stopping flags, --test, --profile, --save-model, --max-memory, --device, "
+                                "the data's path, logging and checkpoint flags)",
                                 p.path, fmt::join(differences, "; ")));
   if (c.step != static_cast<uint64_t>(c.epoch) * trainer.steps_per_epoch())
     throw JobFailed(fmt::format("cannot resume from {}: it took {} steps in {} epochs, this run takes {} per epoch",
