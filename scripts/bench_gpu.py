@@ -8,8 +8,14 @@ GPU, the same T threads for the host's share). Per run: the median epoch after t
 set-up and, for the GPU, the share of the epoch spent in its batch calls and the bytes it
 moved each way an epoch.
 
+With --strategies, each file and batch also runs under those strategies (one rank: the
+default's update passes straight to the step; a top-k strategy such as
+"topk-dsa --density 0.001" selects every step, on the device under --device gpu), so the
+held model and the selection on the device are timed beside the host's.
+
 usage: scripts/bench_gpu.py [--build build-gpu] [--threads T] [--epochs 4] [--dir out/bench_gpu]
                             [--kinds url,webspam] [--batches 1000,auto]
+                            [--strategies "default;topk-dsa --density 0.001"]
 Needs a `make GPU=1` build and a GPU (`make GPU=omp` runs it on the CPU, as a check of
 the script, not a figure). Single rank, no mpirun."""
 import argparse
@@ -34,9 +40,11 @@ def make_file(build, kind, rows, path):
                         "--out", path], check=True, capture_output=True)
 
 
-def train(build, data, device, threads, epochs, batch, profile):
+def train(build, data, device, threads, epochs, batch, profile, strategy):
     cmd = [os.path.join(build, "mpisgd"), "train", "--data", data, "--device", device, "--threads", str(threads),
            "--epochs", str(epochs), "--no-progress", "--profile", profile]
+    if strategy != "default":
+        cmd += ["--strategy"] + strategy.split()
     if batch != "auto":
         cmd += ["--batch", batch]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -71,26 +79,32 @@ def main():
     p.add_argument("--batches", default="1000,auto")
     p.add_argument("--url-rows", type=int, default=SHAPES["url"])
     p.add_argument("--webspam-rows", type=int, default=SHAPES["webspam"])
+    p.add_argument("--strategies", default="default",
+                   help='";"-separated: "default", or a strategy and its flags, e.g. "topk-dsa --density 0.001"')
     args = p.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     rows = {"url": args.url_rows, "webspam": args.webspam_rows}
-    print(f"{'file':>8} {'batch':>5} {'device':>6} {'epoch s':>8} {'range':>13} {'vs cpu':>6} {'load s':>6} "
-          f"{'set-up s':>8} {'in device':>9} {'MB up/down an epoch':>20}")
+    print(f"{'file':>8} {'batch':>5} {'strategy':>24} {'device':>6} {'epoch s':>8} {'range':>13} {'vs cpu':>6} "
+          f"{'load s':>6} {'set-up s':>8} {'in device':>9} {'MB up/down an epoch':>20}")
     described = ""
     for kind in args.kinds.split(","):
         data = os.path.join(args.dir, f"{kind}{rows[kind]}.svm")
         make_file(args.build, kind, rows[kind], data)
         for batch in args.batches.split(","):
-            cpu = None
-            for device in ("cpu", "gpu"):
-                r = train(args.build, data, device, args.threads, args.epochs, batch,
-                          os.path.join(args.dir, f"{kind}_{batch}_{device}.csv"))
-                cpu = cpu or r["epoch"]
-                extra = (f"{r['device_share']:>8.0%} {r['up_mb']:>9.1f}/{r['down_mb']:<9.1f}" if device == "gpu"
-                         else f"{'':>9} {'':>20}")
-                print(f"{kind:>8} {r['batch']:>5} {device:>6} {r['epoch']:>8.3f} {r['low']:>6.3f}-{r['high']:<6.3f} "
-                      f"{r['epoch'] / cpu:>5.2f}x {r['load']:>6.2f} {r['setup']:>8.2f} {extra}", flush=True)
-                described = r.get("gpu", described)
+            for strategy in args.strategies.split(";"):
+                strategy = strategy.strip()
+                cpu = None
+                for device in ("cpu", "gpu"):
+                    name = re.sub(r"[^a-z0-9.]+", "-", strategy)
+                    r = train(args.build, data, device, args.threads, args.epochs, batch,
+                              os.path.join(args.dir, f"{kind}_{batch}_{name}_{device}.csv"), strategy)
+                    cpu = cpu or r["epoch"]
+                    extra = (f"{r['device_share']:>8.0%} {r['up_mb']:>9.1f}/{r['down_mb']:<9.1f}" if device == "gpu"
+                             else f"{'':>9} {'':>20}")
+                    print(f"{kind:>8} {r['batch']:>5} {strategy:>24} {device:>6} {r['epoch']:>8.3f} "
+                          f"{r['low']:>6.3f}-{r['high']:<6.3f} {r['epoch'] / cpu:>5.2f}x {r['load']:>6.2f} "
+                          f"{r['setup']:>8.2f} {extra}", flush=True)
+                    described = r.get("gpu", described)
     print(f"--device gpu: {described}; --threads {args.threads} on both devices")
 
 
