@@ -82,8 +82,10 @@ std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t
                                                    uint32_t columns, int gpu_id, int rank_on_node,
                                                    std::string& description) {
   const uint64_t rows = data.bytes();  // what the device's copy of the rows takes
-  const uint64_t buffers = ThrustGradient::batch_bytes(batch, longest_row(data), columns);
+  const uint64_t longest = longest_row(data);
+  const uint64_t buffers = ThrustGradient::batch_bytes(batch, longest, columns);
   const uint64_t model = ThrustGradient::model_bytes(dim);
+  auto where = ThrustGradient::Rows::resident;
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
   const int id = pick_gpu(gpu_id, rank_on_node);
   cudaDeviceProp prop{};
@@ -94,11 +96,17 @@ std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t
   description = "GPU " + std::to_string(id) + " (" + prop.name + ", " + mib(free) + " of " + mib(total) +
                 " free, compute capability " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
                 "): rows " + mib(rows) + ", batch buffers " + mib(buffers) + ", model " + mib(model);
-  if (rows + buffers + model > free)
-    throw std::runtime_error("--device gpu: this rank's rows take " + mib(rows) + " on the GPU, its batches " +
-                             mib(buffers) + " and the model " + mib(model) + ", more than the " + mib(free) +
-                             " free on GPU " + std::to_string(id) +
-                             " (" + prop.name + "); use more ranks, or --device cpu");
+  if (rows + buffers + model > free) {
+    // The rows go up batch by batch instead, where a batch's rows fit beside the rest.
+    const uint64_t streamed = ThrustGradient::streamed_bytes(batch, longest);
+    if (streamed + buffers + model > free)
+      throw std::runtime_error("--device gpu: this rank's batches take " + mib(buffers) + " on the GPU, the model " +
+                               mib(model) + " and a batch's rows " + mib(streamed) + " (all its rows " + mib(rows) +
+                               "), more than the " + mib(free) + " free on GPU " + std::to_string(id) + " (" +
+                               prop.name + "); use a smaller --batch, more ranks, or --device cpu");
+    where = ThrustGradient::Rows::streamed;
+    description += "; the rows do not fit and go up batch by batch";
+  }
 #else
   (void)gpu_id;
   (void)rank_on_node;
@@ -107,7 +115,7 @@ std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t
                 (threads == 1 ? " thread" : " threads") + "): rows " + mib(rows) + ", batch buffers " + mib(buffers) +
                 ", model " + mib(model);
 #endif
-  return std::make_unique<ThrustGradient>(data, columns, ThrustGradient::Margins::by_warp, threads);
+  return std::make_unique<ThrustGradient>(data, columns, ThrustGradient::Margins::by_warp, threads, where);
 }
 
 }  // namespace mpisgd

@@ -168,11 +168,13 @@ struct SlotPair {
 
 }  // namespace
 
-ThrustGradient::ThrustGradient(const Dataset& data, uint32_t columns, Margins margins, int host_threads)
+ThrustGradient::ThrustGradient(const Dataset& data, uint32_t columns, Margins margins, int host_threads, Rows rows)
     : state_(std::make_unique<State>()),
       columns_(columns < 1 ? 1 : columns),
       host_threads_(host_threads < 1 ? 1 : host_threads),
-      margins_(gpu_backend() == GpuBackend::cuda ? margins : Margins::by_row) {
+      margins_(gpu_backend() == GpuBackend::cuda ? margins : Margins::by_row),
+      rows_(rows) {
+  if (rows_ == Rows::streamed) return;
   State& s = *state_;
   s.row_ptr.assign(data.row_ptr.data(), data.row_ptr.data() + data.row_ptr.size());
   s.index.assign(data.index.data(), data.index.data() + data.index.size());
@@ -191,8 +193,34 @@ uint64_t ThrustGradient::batch_bytes(uint64_t batch, uint64_t longest_row, uint3
   return entries * (40 + 21 * uint64_t{columns}) + batch * (24 + 20 * uint64_t{columns});
 }
 
-uint32_t ThrustGradient::update_on_device(std::span<const uint64_t> rows, const Weights& w, const Loss& loss,
-                                          float scale, BatchLoss& result) {
+void ThrustGradient::stream_rows(const Dataset& data, std::span<const uint64_t> rows) {
+  State& s = *state_;
+  const size_t batch = rows.size();
+  s.host_row_ptr.resize(batch + 1);
+  s.host_row_ptr[0] = 0;
+  for (size_t b = 0; b < batch; ++b)
+    s.host_row_ptr[b + 1] = s.host_row_ptr[b] + (data.row_ptr[rows[b] + 1] - data.row_ptr[rows[b]]);
+  const uint64_t entries = s.host_row_ptr[batch];
+  s.host_index.resize(entries);
+  s.host_value.resize(entries);
+  s.host_label.resize(batch);
+  for (size_t b = 0; b < batch; ++b) {
+    const uint64_t from = data.row_ptr[rows[b]], length = s.host_row_ptr[b + 1] - s.host_row_ptr[b];
+    std::copy_n(data.index.data() + from, length, s.host_index.begin() + static_cast<ptrdiff_t>(s.host_row_ptr[b]));
+    std::copy_n(data.value.data() + from, length, s.host_value.begin() + static_cast<ptrdiff_t>(s.host_row_ptr[b]));
+    s.host_label[b] = data.label[rows[b]];
+  }
+  s.row_ptr.assign(s.host_row_ptr.begin(), s.host_row_ptr.end());
+  s.index.assign(s.host_index.begin(), s.host_index.end());
+  s.value.assign(s.host_value.begin(), s.host_value.end());
+  s.label.assign(s.host_label.begin(), s.host_label.end());
+  s.rows.resize(batch);
+  thrust::sequence(thrust::device(s.temporaries), s.rows.begin(), s.rows.end());
+  traffic_.to_device += 8.0 * static_cast<double>(batch + 1) + 8.0 * static_cast<double>(entries) + 4.0 * batch;
+}
+
+uint32_t ThrustGradient::update_on_device(const Dataset& data, std::span<const uint64_t> rows, const Weights& w,
+                                          const Loss& loss, float scale, BatchLoss& result) {
   State& s = *state_;
   const uint32_t k = columns_;
   const auto batch = static_cast<uint32_t>(rows.size());
@@ -200,7 +228,12 @@ uint32_t ThrustGradient::update_on_device(std::span<const uint64_t> rows, const 
   thrust::counting_iterator<uint32_t> zero(0);
 
   // 1. The batch's entries, and its distinct features, sorted.
-  s.rows.assign(rows.begin(), rows.end());
+  if (rows_ == Rows::streamed) {
+    stream_rows(data, rows);
+  } else {
+    s.rows.assign(rows.begin(), rows.end());
+    traffic_.to_device += 8.0 * batch;
+  }
   s.start.resize(batch + 1);
   s.start[0] = 0;
   thrust::transform(on, s.rows.begin(), s.rows.end(), s.start.begin() + 1, RowLength{raw(s.row_ptr)});
@@ -289,9 +322,8 @@ uint32_t ThrustGradient::update_on_device(std::span<const uint64_t> rows, const 
   thrust::transform(on, s.touched_id.begin(), s.touched_id.begin() + nnz, s.out.begin(),
                     SlotPair{raw(s.feature), raw(s.sum), k});
 
-  // Up: the batch's rows and the first start; down: the entry count, the rows' losses and
-  // the pair count.
-  traffic_.to_device += 8.0 * batch + 8;
+  // Up: the first start; down: the entry count, the rows' losses and the pair count.
+  traffic_.to_device += 8;
   traffic_.from_device += 8 + 8.0 * batch + 4;
   result.nnz = nnz;
   return nnz;
@@ -304,7 +336,7 @@ void ThrustGradient::copy_update_down(uint32_t nnz, Stream<float>& out) {
   traffic_.from_device += 8.0 * nnz;
 }
 
-BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
+BatchLoss ThrustGradient::compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss,
                                   float scale, Stream<float>& out) {
   BatchLoss result{0, rows.size(), 0};
   if (rows.empty()) {
@@ -313,7 +345,7 @@ BatchLoss ThrustGradient::compute(const Dataset&, std::span<const uint64_t> rows
     return result;
   }
   const auto began = std::chrono::steady_clock::now();
-  const uint32_t nnz = update_on_device(rows, w, loss, scale, result);
+  const uint32_t nnz = update_on_device(data, rows, w, loss, scale, result);
   if (feedback_) {
     feedback_->take_update(raw(state_->out), nnz);
     out.set_sparse(0);

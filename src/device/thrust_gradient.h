@@ -18,6 +18,7 @@
 // update and the loss equal BatchGradient's at T = 1 bit for bit, whatever the thread
 // count; under CUDA they agree to rounding (nvcc contracts multiply-adds, and a warp adds
 // a margin's terms in another order).
+// Rows that do not fit on the device go up batch by batch (Rows::streamed).
 // Per batch: O(E log E) device work for E entries (the sort); across the bus U K floats
 // up and the update's pairs down with the model on the host; with it on the device the
 // pairs down and the sum's pairs up, about k pairs down where top-k selects there, and
@@ -36,10 +37,16 @@ class ThrustGradient : public BatchDevice {
   // How step 3 sums the margins: one device thread a row, in the CPU path's order (the
   // reference, and all the OpenMP backend runs), or, under CUDA, a warp a margin.
   enum class Margins { by_row, by_warp };
+  // Where the rank's rows are: uploaded once, or, where they do not fit beside the batch
+  // buffers and the model, each batch's rows copied up for it (a CSR of its own, from the
+  // `data` that compute() is given), not overlapped with the kernels.
+  enum class Rows { resident, streamed };
 
-  // Uploads the rows of `data` (CSR, labels), for a model of `columns` weight columns;
-  // `host_threads` gather the batch's weights from the host's model.
-  ThrustGradient(const Dataset& data, uint32_t columns, Margins margins = Margins::by_warp, int host_threads = 1);
+  // Uploads the rows of `data` (CSR, labels) unless they are streamed, for a model of
+  // `columns` weight columns; `host_threads` gather the batch's weights from the host's
+  // model.
+  ThrustGradient(const Dataset& data, uint32_t columns, Margins margins = Margins::by_warp, int host_threads = 1,
+                 Rows rows = Rows::resident);
   ~ThrustGradient() override;
 
   BatchLoss compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss, float scale,
@@ -59,13 +66,19 @@ class ThrustGradient : public BatchDevice {
   // Device bytes of a held model of `dim` weights: v, AdaGrad's sums, and a dense sum on
   // its way to a step.
   static uint64_t model_bytes(uint32_t dim) { return 12 * uint64_t{dim}; }
+  // Device bytes of a streamed batch's rows: offsets, entries and labels.
+  static uint64_t streamed_bytes(uint64_t batch, uint64_t longest_row) {
+    return 8 * (batch + 1) + 8 * batch * longest_row + 4 * batch;
+  }
 
  private:
   struct State;  // the device vectors, in thrust_gradient.cu
   // The batch's update, left on the device as nnz pairs in State::out; adds its loss to
   // `result`. Needs a batch of at least one row.
-  uint32_t update_on_device(std::span<const uint64_t> rows, const Weights& w, const Loss& loss, float scale,
-                            BatchLoss& result);
+  uint32_t update_on_device(const Dataset& data, std::span<const uint64_t> rows, const Weights& w, const Loss& loss,
+                            float scale, BatchLoss& result);
+  // Streamed rows: the batch's rows of `data` up as the device's rows 0 .. B - 1.
+  void stream_rows(const Dataset& data, std::span<const uint64_t> rows);
   void copy_update_down(uint32_t nnz, Stream<float>& out);
   // The held model's step with the first `count` pairs of State::out, or with the
   // `count` values of State::dense_in; returns the gradient's non-zeros.
@@ -77,6 +90,7 @@ class ThrustGradient : public BatchDevice {
   uint32_t columns_;
   int host_threads_;
   Margins margins_;
+  Rows rows_;
   DeviceRecord traffic_;
   Stream<float> own_;                // compute_and_step's update
   ThrustFeedback* feedback_ = nullptr;  // the strategy's, once make_feedback made it

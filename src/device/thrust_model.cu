@@ -81,7 +81,7 @@ BatchLoss ThrustGradient::compute_and_step(const Dataset& data, std::span<const 
   // The pairs stay where they were summed; an empty batch still takes the step's decay.
   const auto began = std::chrono::steady_clock::now();
   BatchLoss result{0, rows.size(), 0};
-  step_held(false, rows.empty() ? 0 : update_on_device(rows, w, loss, scale, result), eta);
+  step_held(false, rows.empty() ? 0 : update_on_device(data, rows, w, loss, scale, result), eta);
   traffic_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;
 }

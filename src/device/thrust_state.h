@@ -89,6 +89,9 @@ struct ThrustGradient::State {
   // The model while the device holds it: v, AdaGrad's sums (empty without), and a dense
   // sum on its way to a step (a sparse one arrives in `out`).
   thrust::device_vector<float> model, model_sum_sq, dense_in;
+  std::vector<uint64_t> host_row_ptr;  // a streamed batch's rows, staged
+  std::vector<uint32_t> host_index;
+  std::vector<float> host_value, host_label;
   std::vector<uint32_t> host_feature;
   std::vector<float> host_weights, host_model, host_sum_sq;
   std::vector<double> host_loss;

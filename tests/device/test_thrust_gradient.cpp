@@ -245,6 +245,48 @@ TEST_CASE("thrust gradient: a held model steps as the host's does", "[device]") 
   }
 }
 
+// Rows streamed batch by batch (for rows that do not fit on the device) against rows
+// uploaded once: the same update for every batch (empty ones, repeated rows, K columns),
+// and the same model after steps of a held model.
+TEST_CASE("thrust gradient: streamed rows give the resident rows' updates", "[device]") {
+  std::mt19937_64 rng(47);
+  for (const uint32_t classes : {1u, 3u}) {
+    INFO("K " << classes);
+    const uint32_t features = 300, dim = features * classes;
+    Dataset d = random_dataset(rng, 150, features, 30, false);
+    if (classes > 1)
+      for (float& y : d.label) y = static_cast<float>(rng() % classes);
+    const Loss loss = classes > 1 ? loss_for(LossKind::logistic, classes, Multiclass::softmax) : Loss{LossKind::logistic};
+    const Weights w = random_weights(rng, dim);
+    ThrustGradient resident(d, classes);
+    ThrustGradient streamed(d, classes, ThrustGradient::Margins::by_warp, 1, ThrustGradient::Rows::streamed);
+    for (const size_t size : {40, 0, 1, 150, 17}) {
+      std::vector<uint64_t> batch = random_batch(rng, d.rows(), size);
+      if (size > 2) batch[2] = batch[0];
+      Weights wa = w, wb = w;
+      Stream<float> a, b;
+      const BatchLoss al = streamed.compute(d, batch, wa, loss, 0.05f, a);
+      const BatchLoss bl = resident.compute(d, batch, wb, loss, 0.05f, b);
+      check_same(a, al, b, bl);
+    }
+    Weights wa = w, wb = w;
+    streamed.take_model(wa);
+    resident.take_model(wb);
+    for (int step = 0; step < 12; ++step) {
+      const std::vector<uint64_t> batch = random_batch(rng, d.rows(), step == 5 ? 0 : 25);
+      streamed.compute_and_step(d, batch, wa, loss, 0.04f, 0.8);
+      resident.compute_and_step(d, batch, wb, loss, 0.04f, 0.8);
+    }
+    streamed.give_model(wa);
+    resident.give_model(wb);
+    if (exact()) {
+      CHECK(wa.hash() == wb.hash());
+    } else {
+      for (uint32_t i = 0; i < dim; ++i) CHECK(wa.weight(i) == Approx(wb.weight(i)).epsilon(1e-4).margin(1e-5));
+    }
+  }
+}
+
 // Error feedback on the device (ThrustFeedback, fed by the gradient where it computed it)
 // against the host's ErrorFeedback fed the same update, copied down by a second device
 // gradient (so the comparison is exact under CUDA too): the same pairs sent at every step,
