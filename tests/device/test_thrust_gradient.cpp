@@ -56,6 +56,18 @@ void check_same(const Stream<float>& gpu, const BatchLoss& gl, const Stream<floa
 
 Loss loss_for(LossKind kind, uint32_t classes, Multiclass form) { return Loss{kind, classes, form}; }
 
+// Random rows labelled with one of `classes` classes (two: the generator's labels), and
+// the logistic loss over them (softmax for K >= 3).
+Dataset classed_rows(std::mt19937_64& rng, uint64_t rows, uint32_t features, uint32_t max_nnz, uint32_t classes) {
+  Dataset d = random_dataset(rng, rows, features, max_nnz, false);
+  if (classes > 1)
+    for (float& y : d.label) y = static_cast<float>(rng() % classes);
+  return d;
+}
+Loss logistic_for(uint32_t classes) {
+  return classes > 1 ? loss_for(LossKind::logistic, classes, Multiclass::softmax) : Loss{LossKind::logistic};
+}
+
 }  // namespace
 
 TEST_CASE("thrust gradient: equals the CPU path on two classes and regression", "[device]") {
@@ -91,8 +103,7 @@ TEST_CASE("thrust gradient: equals the CPU path with K columns", "[device]") {
                             loss_for(LossKind::hinge, classes, Multiclass::crammer_singer)}) {
       INFO("K " << classes << " " << multiclass_name(loss.multiclass) << " " << model_name(loss.kind));
       const uint32_t features = 130, dim = features * classes;
-      Dataset d = random_dataset(rng, 120, features, 20, false);
-      for (float& y : d.label) y = static_cast<float>(rng() % classes);
+      const Dataset d = classed_rows(rng, 120, features, 20, classes);
       Weights w = random_weights(rng, dim);
       BatchGradient cpu(d, dim, 1, 40, classes);
       ThrustGradient gpu(d, classes);
@@ -140,11 +151,9 @@ TEST_CASE("thrust gradient: a warp a margin agrees with a thread a row", "[devic
   for (const uint32_t classes : {1u, 3u}) {
     INFO("K " << classes);
     const uint32_t features = 12000, dim = features * classes;
-    Dataset d = random_dataset(rng, 40, features, 3000, false);
-    if (classes > 1)
-      for (float& y : d.label) y = static_cast<float>(rng() % classes);
+    const Dataset d = classed_rows(rng, 40, features, 3000, classes);
     Weights w = random_weights(rng, dim);
-    const Loss loss = classes > 1 ? loss_for(LossKind::logistic, classes, Multiclass::softmax) : Loss{LossKind::logistic};
+    const Loss loss = logistic_for(classes);
     ThrustGradient by_row(d, classes, ThrustGradient::Margins::by_row);
     ThrustGradient by_warp(d, classes, ThrustGradient::Margins::by_warp);
     for (const size_t size : {40, 1, 13}) {
@@ -253,10 +262,8 @@ TEST_CASE("thrust gradient: streamed rows give the resident rows' updates", "[de
   for (const uint32_t classes : {1u, 3u}) {
     INFO("K " << classes);
     const uint32_t features = 300, dim = features * classes;
-    Dataset d = random_dataset(rng, 150, features, 30, false);
-    if (classes > 1)
-      for (float& y : d.label) y = static_cast<float>(rng() % classes);
-    const Loss loss = classes > 1 ? loss_for(LossKind::logistic, classes, Multiclass::softmax) : Loss{LossKind::logistic};
+    const Dataset d = classed_rows(rng, 150, features, 30, classes);
+    const Loss loss = logistic_for(classes);
     const Weights w = random_weights(rng, dim);
     ThrustGradient resident(d, classes);
     ThrustGradient streamed(d, classes, ThrustGradient::Margins::by_warp, 1, ThrustGradient::Rows::streamed);
@@ -355,8 +362,7 @@ TEST_CASE("thrust gradient: the OpenMP backend's bits do not depend on the threa
   if (!exact()) return;
   std::mt19937_64 rng(17);
   const uint32_t classes = 3, dim = 500 * classes;
-  Dataset d = random_dataset(rng, 300, 500, 40, false);
-  for (float& y : d.label) y = static_cast<float>(rng() % classes);
+  const Dataset d = classed_rows(rng, 300, 500, 40, classes);
   const Weights w = random_weights(rng, dim);
   const std::vector<uint64_t> batch = random_batch(rng, d.rows(), 256);
   const Loss loss{LossKind::logistic, classes, Multiclass::softmax};
