@@ -196,12 +196,11 @@ const Stream<float>& ThrustFeedback::select(std::span<const Pair<float>>) {
       } else if (fresh) {
         threshold_ = keep_exact(k_);
       } else {
-        // Ok-Topk's band (sparse/topk_threshold_reuse.cpp): the reused threshold stands while
-        // it keeps between 2k/3 and 5k/4 values; else this call's exact one replaces it.
+        // The host selector's band (reuse_band, sparse/topk_select.h): the reused threshold
+        // stands while its count is inside; else this call's exact one replaces it.
         const auto count =
             static_cast<uint64_t>(thrust::count_if(thrust::device, s.mag.begin(), s.mag.end(), AtLeast{*threshold_}));
-        const uint64_t lo = (k_ * 2 + 2) / 3, hi = k_ * 5 / 4;
-        if (count >= lo && count <= hi)
+        if (reuse_band(k_).holds(count))
           thrust::transform(thrust::device, s.mag.begin(), s.mag.end(), s.keep.begin(), ToFlag{*threshold_});
         else
           threshold_ = keep_exact(k_);

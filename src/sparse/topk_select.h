@@ -45,6 +45,15 @@ class TopkSelector {
   virtual void load_state(StateReader& /*in*/) {}
 };
 
+// The counts a reused threshold may keep before threshold-reuse replaces it with the
+// call's exact one (Ok-Topk section 3.1.3): [ceil(2k/3), floor(5k/4)]. Also what the
+// device's selection (device/thrust_feedback.cu) keeps to.
+struct CountBand {
+  size_t lo, hi;
+  bool holds(size_t c) const { return c >= lo && c <= hi; }
+};
+CountBand reuse_band(size_t k);
+
 // The method names make_topk_selector knows, in the order above.
 std::span<const std::string_view> topk_selector_names();
 

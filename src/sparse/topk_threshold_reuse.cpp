@@ -24,10 +24,12 @@ class ThresholdReuseSelector final : public TopkSelector {
   void select(std::span<const float> values, size_t k, std::vector<uint32_t>& kept) override {
     const bool fresh = step_++ % period_ == 0 || !threshold_;
     if (trivial(values.size(), k, kept)) return;
-    if (fresh)
+    if (fresh) {
       threshold_ = keep_exact(values, k, scratch_, kept);
-    else
-      threshold_ = keep_in_band(values, k, *threshold_, Band::of(k, 2, 3, 5, 4), scratch_, kept);
+    } else {
+      const CountBand band = reuse_band(k);
+      threshold_ = keep_in_band(values, k, *threshold_, Band{band.lo, band.hi}, scratch_, kept);
+    }
   }
   void save_state(StateWriter& out) const override {
     out.put(step_);
@@ -49,6 +51,11 @@ class ThresholdReuseSelector final : public TopkSelector {
 };
 
 }  // namespace
+
+CountBand reuse_band(size_t k) {
+  const Band band = Band::of(k, 2, 3, 5, 4);
+  return {band.lo, band.hi};
+}
 
 std::unique_ptr<TopkSelector> make_threshold_reuse_selector(const TopkOptions& options) {
   if (options.reuse_period == 0) throw std::invalid_argument("top-k threshold-reuse: the reuse period must be at least 1");
