@@ -1,34 +1,38 @@
 #include "device/thrust_feedback.h"
 
-#include <cstring>
 #include <stdexcept>
 #include <vector>
 
-#include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/count.h>
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>
 #include <thrust/fill.h>
 #include <thrust/functional.h>
+#include <thrust/iterator/constant_iterator.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/permutation_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 #include <thrust/iterator/zip_iterator.h>
 #include <thrust/merge.h>
 #include <thrust/reduce.h>
 #include <thrust/remove.h>
-#include <thrust/scan.h>
-#include <thrust/transform_scan.h>
-#include <thrust/sort.h>
+#include <thrust/scatter.h>
 #include <thrust/transform.h>
 #include <thrust/tuple.h>
 
 #include "comm/state_blob.h"
+#include "device/thrust_functors.h"
+#include "device/thrust_top_k.h"
 #include "model/host_device.h"
 #include "sparse/topk_select.h"
 
 namespace mpisgd {
 namespace {
+
+using thrust_detail::AtLeast;
+using thrust_detail::IsSet;
+using thrust_detail::Magnitude;
 
 // A sparse vector in device memory: ascending indices, no zeros.
 struct DeviceSparse {
@@ -50,44 +54,12 @@ struct PairValue {
 struct MakePair {
   MPISGD_HD Pair<float> operator()(uint32_t i, float v) const { return {i, v}; }
 };
-// The bits of |v|, which order as the magnitudes do (sparse/topk_kernels.h).
-struct Magnitude {
-  MPISGD_HD uint32_t operator()(float v) const {
-    uint32_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    return bits & 0x7fffffffu;
-  }
-};
 struct IsZero {
   MPISGD_HD bool operator()(const thrust::tuple<uint32_t, float>& p) const { return thrust::get<1>(p) == 0.0f; }
-};
-struct AtLeast {
-  uint32_t t;
-  MPISGD_HD bool operator()(uint32_t m) const { return m >= t; }
-};
-struct Above {
-  uint32_t t;
-  MPISGD_HD bool operator()(uint32_t m) const { return m > t; }
-};
-struct Equal {
-  uint32_t t;
-  MPISGD_HD uint32_t operator()(uint32_t m) const { return m == t; }
-};
-// The exact selection's rule: above the k-th magnitude, or equal to it and among the first
-// `ties` such positions.
-struct KeepTop {
-  const uint32_t* mag;
-  const uint32_t* tie_rank;  // how many positions before this one hold the k-th magnitude
-  uint32_t t;
-  uint64_t ties;
-  MPISGD_HD uint8_t operator()(uint32_t i) const { return mag[i] > t || (mag[i] == t && tie_rank[i] < ties); }
 };
 struct ToFlag {
   uint32_t t;
   MPISGD_HD uint8_t operator()(uint32_t m) const { return m >= t; }
-};
-struct IsSet {
-  MPISGD_HD bool operator()(uint8_t x) const { return x != 0; }
 };
 
 // out = a + b index by index (a's value first where both hold one), exact zeros dropped:
@@ -119,8 +91,9 @@ void upload(const SparseVector& host, DeviceSparse& device) {
 
 struct ThrustFeedback::State {
   DeviceSparse residual, back, local, merged, scratch;
-  thrust::device_vector<uint32_t> mag, sorted, tie_rank, kept;
+  thrust::device_vector<uint32_t> kept;
   thrust::device_vector<uint8_t> keep;
+  thrust_detail::TopKScratch top_k;
   thrust::device_vector<Pair<float>> sent;
 };
 
@@ -159,18 +132,10 @@ void ThrustFeedback::fold_back() const {
 
 uint32_t ThrustFeedback::keep_exact(uint64_t k) {
   State& s = *state_;
-  const size_t n = s.mag.size();
-  s.sorted = s.mag;
-  thrust::sort(thrust::device, s.sorted.begin(), s.sorted.end(), thrust::greater<uint32_t>());
-  const uint32_t t = s.sorted[k - 1];
-  const auto above = static_cast<uint64_t>(thrust::count_if(thrust::device, s.mag.begin(), s.mag.end(), Above{t}));
-  s.tie_rank.resize(n);
-  thrust::transform_exclusive_scan(thrust::device, s.mag.begin(), s.mag.end(), s.tie_rank.begin(), Equal{t},
-                                   uint32_t{0}, thrust::plus<uint32_t>());
-  thrust::counting_iterator<uint32_t> zero(0);
-  thrust::transform(thrust::device, zero, zero + n, s.keep.begin(),
-                    KeepTop{thrust::raw_pointer_cast(s.mag.data()), thrust::raw_pointer_cast(s.tie_rank.data()), t,
-                            k - above});
+  const uint32_t t = thrust_detail::top_k_positions(s.merged.value.data(), s.merged.size(), k, s.kept, s.top_k);
+  thrust::fill(thrust::device, s.keep.begin(), s.keep.end(), uint8_t{0});
+  thrust::scatter(thrust::device, thrust::make_constant_iterator(uint8_t{1}), thrust::make_constant_iterator(uint8_t{1}) + k,
+                  s.kept.begin(), s.keep.begin());
   return t;
 }
 
@@ -180,6 +145,7 @@ const Stream<float>& ThrustFeedback::select(std::span<const Pair<float>>) {
   add_sorted(s.local, s.residual, s.scratch, s.merged);
   const size_t n = s.merged.size();
   s.keep.resize(n);
+  bool positions = false;  // s.kept already holds the kept positions (an exact selection's)
   if (step_++ < warmup_steps_) {  // the warm-up sends everything, and leaves the selector as it is
     thrust::fill(thrust::device, s.keep.begin(), s.keep.end(), uint8_t{1});
   } else {
@@ -189,8 +155,8 @@ const Stream<float>& ThrustFeedback::select(std::span<const Pair<float>>) {
     if (k_ == 0 || k_ >= n) {
       thrust::fill(thrust::device, s.keep.begin(), s.keep.end(), uint8_t{k_ != 0});
     } else {
-      s.mag.resize(n);
-      thrust::transform(thrust::device, s.merged.value.begin(), s.merged.value.end(), s.mag.begin(), Magnitude{});
+      const auto mag = thrust::make_transform_iterator(s.merged.value.begin(), Magnitude{});
+      positions = !reuse_ || fresh;
       if (!reuse_) {
         keep_exact(k_);
       } else if (fresh) {
@@ -198,20 +164,23 @@ const Stream<float>& ThrustFeedback::select(std::span<const Pair<float>>) {
       } else {
         // The host selector's band (reuse_band, sparse/topk_select.h): the reused threshold
         // stands while its count is inside; else this call's exact one replaces it.
-        const auto count =
-            static_cast<uint64_t>(thrust::count_if(thrust::device, s.mag.begin(), s.mag.end(), AtLeast{*threshold_}));
-        if (reuse_band(k_).holds(count))
-          thrust::transform(thrust::device, s.mag.begin(), s.mag.end(), s.keep.begin(), ToFlag{*threshold_});
-        else
+        const auto count = static_cast<uint64_t>(thrust::count_if(thrust::device, mag, mag + n, AtLeast{*threshold_}));
+        positions = !reuse_band(k_).holds(count);
+        if (positions)
           threshold_ = keep_exact(k_);
+        else
+          thrust::transform(thrust::device, mag, mag + n, s.keep.begin(), ToFlag{*threshold_});
       }
     }
   }
   // The kept pairs go down to be sent; the others stay as the residual.
-  thrust::counting_iterator<uint32_t> zero(0);
-  s.kept.resize(n);
-  const auto kept = static_cast<uint32_t>(
-      thrust::copy_if(thrust::device, zero, zero + n, s.keep.begin(), s.kept.begin(), IsSet{}) - s.kept.begin());
+  if (!positions) {
+    thrust::counting_iterator<uint32_t> zero(0);
+    s.kept.resize(n);
+    s.kept.resize(static_cast<size_t>(
+        thrust::copy_if(thrust::device, zero, zero + n, s.keep.begin(), s.kept.begin(), IsSet{}) - s.kept.begin()));
+  }
+  const auto kept = static_cast<uint32_t>(s.kept.size());
   s.sent.resize(kept);
   thrust::transform(thrust::device, thrust::make_permutation_iterator(s.merged.index.begin(), s.kept.begin()),
                     thrust::make_permutation_iterator(s.merged.index.begin(), s.kept.begin() + kept),

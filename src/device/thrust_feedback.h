@@ -8,7 +8,8 @@
 // under Thrust's OpenMP backend it sends what ErrorFeedback sends, bit for bit, and its
 // checkpoint state is ErrorFeedback's.
 // Selections: exact and threshold-reuse, one weight column (supports() says).
-// Cost per step: a sort of the merged residual's magnitudes where the exact threshold is
+// Cost per step: the exact selection of device/thrust_top_k.h (two passes over the merged
+// residual, and sorts of a sample and of about k candidates) where the exact threshold is
 // needed (each reuse period's first step, and a reused threshold out of its band), one
 // pass otherwise; k pairs down, and what a collective hands back up.
 #include <cstdint>

@@ -18,11 +18,13 @@
 #include <thrust/unique.h>
 
 #include "device/gpu_batch_device.h"
+#include "device/thrust_functors.h"
 #include "device/thrust_state.h"
 
 namespace mpisgd {
 namespace {
 
+using thrust_detail::IsSet;
 using thrust_detail::raw;
 
 struct RowLength {
@@ -152,10 +154,6 @@ struct HeldWeight {
   const float* model;
   uint32_t k;
   MPISGD_HD float operator()(uint32_t id) const { return model[size_t{feature[id / k]} * k + id % k]; }
-};
-
-struct IsSet {
-  MPISGD_HD bool operator()(uint8_t x) const { return x != 0; }
 };
 
 // A touched slot's update pair: weight index feature x K + column, and its sum.
