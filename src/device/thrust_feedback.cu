@@ -134,8 +134,8 @@ uint32_t ThrustFeedback::keep_exact(uint64_t k) {
   State& s = *state_;
   const uint32_t t = thrust_detail::top_k_positions(s.merged.value.data(), s.merged.size(), k, s.kept, s.top_k);
   thrust::fill(thrust::device, s.keep.begin(), s.keep.end(), uint8_t{0});
-  thrust::scatter(thrust::device, thrust::make_constant_iterator(uint8_t{1}), thrust::make_constant_iterator(uint8_t{1}) + k,
-                  s.kept.begin(), s.keep.begin());
+  const auto one = thrust::make_constant_iterator(uint8_t{1});
+  thrust::scatter(thrust::device, one, one + k, s.kept.begin(), s.keep.begin());
   return t;
 }
 
@@ -156,20 +156,17 @@ const Stream<float>& ThrustFeedback::select(std::span<const Pair<float>>) {
       thrust::fill(thrust::device, s.keep.begin(), s.keep.end(), uint8_t{k_ != 0});
     } else {
       const auto mag = thrust::make_transform_iterator(s.merged.value.begin(), Magnitude{});
-      positions = !reuse_ || fresh;
-      if (!reuse_) {
-        keep_exact(k_);
-      } else if (fresh) {
-        threshold_ = keep_exact(k_);
+      // The host selector's band (reuse_band, sparse/topk_select.h): a reused threshold
+      // stands while its count is inside; else this call's exact one replaces it.
+      const bool reused = reuse_ && !fresh &&
+                          reuse_band(k_).holds(static_cast<uint64_t>(
+                              thrust::count_if(thrust::device, mag, mag + n, AtLeast{*threshold_})));
+      if (reused) {
+        thrust::transform(thrust::device, mag, mag + n, s.keep.begin(), ToFlag{*threshold_});
       } else {
-        // The host selector's band (reuse_band, sparse/topk_select.h): the reused threshold
-        // stands while its count is inside; else this call's exact one replaces it.
-        const auto count = static_cast<uint64_t>(thrust::count_if(thrust::device, mag, mag + n, AtLeast{*threshold_}));
-        positions = !reuse_band(k_).holds(count);
-        if (positions)
-          threshold_ = keep_exact(k_);
-        else
-          thrust::transform(thrust::device, mag, mag + n, s.keep.begin(), ToFlag{*threshold_});
+        const uint32_t t = keep_exact(k_);
+        if (reuse_) threshold_ = t;
+        positions = true;
       }
     }
   }

@@ -49,7 +49,7 @@ class ThrustFeedback final : public Feedback {
   // Folds what was handed back into the residual.
   void fold_back() const;
   // Keeps exactly the k largest magnitudes of the merged values, ties to the lower
-  // positions; returns the k-th magnitude.
+  // positions (their positions, and a flag for each value); returns the k-th magnitude.
   uint32_t keep_exact(uint64_t k);
 
   std::unique_ptr<State> state_;
