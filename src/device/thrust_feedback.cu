@@ -57,10 +57,6 @@ struct MakePair {
 struct IsZero {
   MPISGD_HD bool operator()(const thrust::tuple<uint32_t, float>& p) const { return thrust::get<1>(p) == 0.0f; }
 };
-struct ToFlag {
-  uint32_t t;
-  MPISGD_HD uint8_t operator()(uint32_t m) const { return m >= t; }
-};
 
 // out = a + b index by index (a's value first where both hold one), exact zeros dropped:
 // error feedback's sums (sparse/error_feedback.cpp). Each input holds an index once, so a
@@ -162,7 +158,7 @@ const Stream<float>& ThrustFeedback::select(std::span<const Pair<float>>) {
                           reuse_band(k_).holds(static_cast<uint64_t>(
                               thrust::count_if(thrust::device, mag, mag + n, AtLeast{*threshold_})));
       if (reused) {
-        thrust::transform(thrust::device, mag, mag + n, s.keep.begin(), ToFlag{*threshold_});
+        thrust::transform(thrust::device, mag, mag + n, s.keep.begin(), AtLeast{*threshold_});
       } else {
         const uint32_t t = keep_exact(k_);
         if (reuse_) threshold_ = t;
