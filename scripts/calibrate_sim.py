@@ -34,7 +34,10 @@ def emulate(ranks):
 
 
 def simulator(platform):
-    return lambda ranks: [os.path.join(ROOT, "scripts/simulate.sh"), "--platform", platform, "-np", str(ranks), "--"]
+    # The emulated ranks compute on this machine, so the simulated ones take the compute
+    # time measured here unscaled (a node of the platform is this machine).
+    return lambda ranks: [os.path.join(ROOT, "scripts/simulate.sh"), "--platform", platform, "-np", str(ranks),
+                          "--host-speed", "node", "--"]
 
 
 def bench(launch, build, ranks, args, out):

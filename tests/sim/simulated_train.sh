@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The SIM=1 build under SimGrid (scripts/simulate.sh): a simulated run trains the very model
 # a real one does, a run at P = 16 on the 1 GbE platform completes with a simulated profile,
-# and what a simulated rank cannot do is refused at start by name. `make test SIM=1` runs
-# it; it needs build-sim/ and the real build's mpisgd and gen_data.
+# a build's host speed is calibrated where it is missing and refused where malformed, and
+# what a simulated rank cannot do is refused at start by name. `make test SIM=1` runs it;
+# it needs build-sim/ and the real build's mpisgd and gen_data.
 source "$(dirname "$0")/../e2e/lib.bash"
 
 SIM=${BUILD:-build-sim}/mpisgd
@@ -41,6 +42,25 @@ expect_contains "$tmp/p16.log" "16 ranks" "P = 16: the start-up line"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
   { if ($col["comm_s_mean"] < 0.006 || $col["bytes_sent_mean"] <= 0 || $col["ranks"] != 16) { print; bad = 1 } }
   END { exit bad || NR != 2 }' "$tmp/p16.csv" || { cat "$tmp/p16.csv"; fail "P = 16: the profile's epoch"; }
+pass
+
+# The host speed: a build without a calibration is calibrated at its first run, a malformed
+# calibration is refused naming its file and line, and --calibrate writes it again.
+mkdir "$tmp/cal"
+cp "$SIM" "$(dirname "$SIM")/gen_data" "$tmp/cal/"
+timeout "$HANG" "${SIMULATE[@]}" -np 1 -- "$tmp/cal/mpisgd" train "${flags[@]}" --epochs 1 >"$tmp/cal.log" 2>&1 ||
+  { cat "$tmp/cal.log"; fail "the first run of an uncalibrated build"; }
+expect_contains "$tmp/cal.log" "calibrating this machine first" "the first run of an uncalibrated build"
+grep -Eq '^host_speed=[0-9]+\.[0-9]Mf$' "$tmp/cal/host_speed" || { cat "$tmp/cal/host_speed"; fail "the calibration written"; }
+pass
+printf '# measured by hand\nhost_speed=fast\n' >"$tmp/cal/host_speed"
+if timeout "$HANG" "${SIMULATE[@]}" -np 1 -- "$tmp/cal/mpisgd" train "${flags[@]}" --epochs 1 >"$tmp/cal.log" 2>&1; then
+  cat "$tmp/cal.log"; fail "a malformed calibration: ran, should be refused"
+fi
+expect_contains "$tmp/cal.log" "$tmp/cal/host_speed:2: expected host_speed=" "a malformed calibration"
+timeout "$HANG" scripts/simulate.sh --calibrate --build "$tmp/cal" >"$tmp/cal.log" 2>&1 ||
+  { cat "$tmp/cal.log"; fail "--calibrate"; }
+grep -Eq '^host_speed=[0-9]+\.[0-9]Mf$' "$tmp/cal/host_speed" || { cat "$tmp/cal/host_speed"; fail "--calibrate's file"; }
 pass
 
 # Refused at start, naming the flag.
