@@ -8,7 +8,7 @@ namespace mpisgd {
 GpuBackend gpu_backend() { return GpuBackend::none; }
 
 std::optional<std::string> gpu_unavailable() {
-  return "--device gpu: this mpisgd was built without the GPU path; build it with `make GPU=1` (CUDA, into "
+  return "--device gpu: this build has no GPU path; build with `make GPU=1` (CUDA, into "
          "build-gpu/) or `make GPU=omp` (the same device code on the CPU, into build-gpu-omp/)";
 }
 

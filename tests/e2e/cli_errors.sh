@@ -37,7 +37,7 @@ bad_case stray_index "${rows}-1 4294967294:1\n" "stray_index.svm:5: index 429496
 bad_case empty "" "empty.svm: no rows"
 bad_case comments "# header only\n\n" "comments.svm: no rows"
 bad_case softmax_svm "${rows}" "--multiclass softmax is the multinomial logistic loss: it needs --model logreg" --model svm --multiclass softmax
-bad_case no_gpu_path "${rows}" "--device gpu: this mpisgd was built without the GPU path; build it with \`make GPU=1\`" \
+bad_case no_gpu_path "${rows}" "--device gpu: this build has no GPU path; build with \`make GPU=1\`" \
   --device gpu
 bad_case gpu_id_on_cpu "${rows}" "--gpu-id 1 is for --device gpu" --gpu-id 1
 PROFILE_EXT=txt bad_case profile_name "${rows}" "name it .csv or .jsonl"
