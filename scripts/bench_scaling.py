@@ -16,7 +16,9 @@ usage: scripts/bench_scaling.py [--platforms gbe,aries] [--ranks 8,16,32,64,128,
 Writes DIR/trainer.csv, DIR/bench.csv and DIR/scaling_<platform>.png (epoch time and
 speed-up over allreduce against P per strategy, bytes against P, time to accuracy
 against P) and DIR/bench_<platform>.png (time and bytes per call against P, bytes beside
-the analytical volume). Needs `make SIM=1` and `make` (this script runs both)."""
+the analytical volume). Needs `make SIM=1` and `make` (this script runs both); it first
+measures this machine's speed (`simulate.sh --calibrate`), by which the ranks' compute is
+scaled to the platforms' nodes."""
 import argparse
 import csv
 import os
@@ -158,6 +160,9 @@ def main():
     os.makedirs(args.dir, exist_ok=True)
     subprocess.run(["make", "-C", ROOT, "SIM=1", "build-sim/mpisgd", "build-sim/allreduce_bench"], check=True)
     subprocess.run(["make", "-C", ROOT, "build/gen_data"], check=True)
+    # Calibrated now, so this sweep's simulated compute is a platform node's, not this
+    # machine's in whatever state it is in today.
+    subprocess.run([SIMULATE, "--calibrate"], check=True)
 
     train, test = files("url", args.rows, args.test_rows, args.dir)
     target = liblinear(train, test)[1] - args.within
