@@ -12,12 +12,13 @@
 namespace mpisgd {
 
 // Picks the GPU (`gpu_id`, or `rank_on_node` modulo the GPUs visible), checks that the
-// rows, the batch buffers and a model of `dim` weights fit in its free memory, uploads
-// the rows, and says which GPU in `description` (name, memory, compute capability).
+// rows, the batch buffers and, where `holds_model`, a model of `dim` weights fit in its
+// free memory, uploads the rows, and says which GPU in `description` (name, memory,
+// compute capability).
 // Throws std::runtime_error naming the cause where it cannot.
 std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t dim, int threads, uint64_t batch,
-                                                   uint32_t columns, int gpu_id, int rank_on_node,
-                                                   std::string& description);
+                                                   uint32_t columns, bool holds_model, int gpu_id,
+                                                   int rank_on_node, std::string& description);
 
 // What this build's GPU path runs on: none (the default build), CUDA (GPU=1) or the CPU
 // through Thrust's OpenMP backend (GPU=omp).

@@ -79,12 +79,15 @@ std::optional<std::string> gpu_unavailable() {
 }
 
 std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t dim, int threads, uint64_t batch,
-                                                   uint32_t columns, int gpu_id, int rank_on_node,
-                                                   std::string& description) {
+                                                   uint32_t columns, bool holds_model, int gpu_id,
+                                                   int rank_on_node, std::string& description) {
   const uint64_t rows = data.bytes();  // what the device's copy of the rows takes
   const uint64_t longest = longest_row(data);
   const uint64_t buffers = ThrustGradient::batch_bytes(batch, longest, columns);
-  const uint64_t model = ThrustGradient::model_bytes(dim);
+  // A strategy that steps the model itself keeps it on the host; only the batch's weights
+  // go up, in the batch buffers.
+  const uint64_t model = holds_model ? ThrustGradient::model_bytes(dim) : 0;
+  const std::string model_text = holds_model ? "the model " + mib(model) : "the model on the host";
   auto where = ThrustGradient::Rows::resident;
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
   const int id = pick_gpu(gpu_id, rank_on_node);
@@ -95,13 +98,13 @@ std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t
     throw std::runtime_error("--device gpu: GPU " + std::to_string(id) + " cannot be used (" + cuda_error(e) + ")");
   description = "GPU " + std::to_string(id) + " (" + prop.name + ", " + mib(free) + " of " + mib(total) +
                 " free, compute capability " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
-                "): rows " + mib(rows) + ", batch buffers " + mib(buffers) + ", model " + mib(model);
+                "): rows " + mib(rows) + ", batch buffers " + mib(buffers) + ", " + model_text;
   if (rows + buffers + model > free) {
     // The rows go up batch by batch instead, where a batch's rows fit beside the rest.
     const uint64_t streamed = ThrustGradient::streamed_bytes(batch, longest);
     if (streamed + buffers + model > free)
-      throw std::runtime_error("--device gpu: this rank's batches take " + mib(buffers) + " on the GPU, the model " +
-                               mib(model) + " and a batch's rows " + mib(streamed) + " (all its rows " + mib(rows) +
+      throw std::runtime_error("--device gpu: this rank's batches take " + mib(buffers) + " on the GPU, " +
+                               model_text + " and a batch's rows " + mib(streamed) + " (all its rows " + mib(rows) +
                                "), more than the " + mib(free) + " free on GPU " + std::to_string(id) + " (" +
                                prop.name + "); use a smaller --batch, more ranks, or --device cpu");
     where = ThrustGradient::Rows::streamed;
@@ -113,7 +116,7 @@ std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t
   omp_set_num_threads(threads);
   description = "the CPU through Thrust's OpenMP backend (" + std::to_string(threads) +
                 (threads == 1 ? " thread" : " threads") + "): rows " + mib(rows) + ", batch buffers " + mib(buffers) +
-                ", model " + mib(model);
+                ", " + model_text;
 #endif
   return std::make_unique<ThrustGradient>(data, columns, ThrustGradient::Margins::by_warp, threads, where);
 }

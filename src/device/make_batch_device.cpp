@@ -37,7 +37,7 @@ DeviceKind device_from_name(const std::string& name) {
 
 std::unique_ptr<BatchDevice> make_batch_device(const DeviceChoice& choice, const Dataset& data, uint32_t dim,
                                                int threads, uint64_t batch, uint32_t columns, bool trains,
-                                               MPI_Comm comm) {
+                                               bool holds_model, MPI_Comm comm) {
   if (choice.kind == DeviceKind::cpu) return std::make_unique<BatchGradient>(data, dim, threads, batch, columns);
   const int on_node = rank_on_node(comm);
   int rank = 0;
@@ -46,7 +46,8 @@ std::unique_ptr<BatchDevice> make_batch_device(const DeviceChoice& choice, const
   std::string description = "none: it serves and computes no gradients";
   std::optional<LocalFailure> failure;
   try {
-    device = trains ? make_gpu_batch_device(data, dim, threads, batch, columns, choice.gpu_id, on_node, description)
+    device = trains ? make_gpu_batch_device(data, dim, threads, batch, columns, holds_model, choice.gpu_id, on_node,
+                                                 description)
                     : std::make_unique<BatchGradient>(data, dim, threads, batch, columns);
   } catch (const std::exception& e) {
     failure = LocalFailure{static_cast<uint64_t>(rank), "rank " + std::to_string(rank) + ": " + e.what()};

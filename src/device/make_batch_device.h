@@ -22,12 +22,14 @@ struct DeviceChoice {
 DeviceKind device_from_name(const std::string& name);
 
 // Collective over `comm`: every rank makes its device for the batches of `batch` rows of
-// `data` over `dim` weights in `columns` columns, `threads` CPU threads. A rank that does
-// not train (a parameter server) gets the CPU path, which costs nothing until used. Where
+// `data` over `dim` weights in `columns` columns, `threads` CPU threads, with room for the
+// model where `holds_model` (a strategy that lets the device step it, SummingStrategy). A
+// rank that does not train (a parameter server) gets the CPU path, which costs nothing
+// until used. Where
 // any rank cannot (a build without the GPU path, no driver, no GPU, too little GPU
 // memory), every rank throws JobFailed naming the first such rank's cause.
 std::unique_ptr<BatchDevice> make_batch_device(const DeviceChoice& choice, const Dataset& data, uint32_t dim,
                                                int threads, uint64_t batch, uint32_t columns, bool trains,
-                                               MPI_Comm comm);
+                                               bool holds_model, MPI_Comm comm);
 
 }  // namespace mpisgd

@@ -12,8 +12,8 @@ std::optional<std::string> gpu_unavailable() {
          "build-gpu/) or `make GPU=omp` (the same device code on the CPU, into build-gpu-omp/)";
 }
 
-std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset&, uint32_t, int, uint64_t, uint32_t, int, int,
-                                                   std::string&) {
+std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset&, uint32_t, int, uint64_t, uint32_t, bool, int,
+                                                   int, std::string&) {
   throw std::runtime_error(*gpu_unavailable());
 }
 

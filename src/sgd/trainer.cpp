@@ -17,7 +17,8 @@ Trainer::Trainer(const Dataset& train, Loss loss, Weights& w, Strategy& strategy
                  const TrainOptions& o)
     : train_(train), loss_(loss), w_(w), strategy_(strategy), comm_(comm), options_(o), order_(train.rows()),
       gradient_(make_batch_device(o.device, train, w.dim(), o.threads, o.batch, loss.columns,
-                                  strategy.role() == Strategy::Role::train, comm.raw())) {
+                                  strategy.role() == Strategy::Role::train, strategy.summing() != nullptr,
+                                  comm.raw())) {
   local_steps_ = (train.rows() + o.batch - 1) / o.batch;
   steps_per_epoch_ = static_cast<uint64_t>(max_over_ranks(comm.raw(), static_cast<int64_t>(local_steps_)));
   const int trains = strategy.role() == Strategy::Role::train ? 1 : 0;
