@@ -156,8 +156,8 @@ test: $(BUILD)/mpisgd $(BUILD)/gen_data $(BUILD)/device_tests
 	@tests/device/run_device_tests.sh
 else ifdef SIM
 # A simulated build is tested against the real one (tests/sim/), whose trainer and data
-# generator it needs beside its own trainer.
-test: $(BUILD)/mpisgd
+# generator it needs beside its own trainer and the generator its calibration runs.
+test: $(BUILD)/mpisgd $(BUILD)/gen_data
 	@$(MAKE) SIM= BUILD=build build/mpisgd build/gen_data
 	@tests/sim/simulated_train.sh
 else

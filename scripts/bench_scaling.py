@@ -158,7 +158,8 @@ def main():
     args = ap.parse_args()
     strategies = STRATEGIES if args.strategies == "all" else args.strategies.split(",")
     os.makedirs(args.dir, exist_ok=True)
-    subprocess.run(["make", "-C", ROOT, "SIM=1", "build-sim/mpisgd", "build-sim/allreduce_bench"], check=True)
+    subprocess.run(["make", "-C", ROOT, "SIM=1", "build-sim/mpisgd", "build-sim/allreduce_bench", "build-sim/gen_data"],
+                   check=True)
     subprocess.run(["make", "-C", ROOT, "build/gen_data"], check=True)
     # Calibrated now, so this sweep's simulated compute is a platform node's, not this
     # machine's in whatever state it is in today.
