@@ -31,9 +31,9 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 # The calibration: this machine's rate at the trainer's own work, in the platforms' unit.
 # The trainer runs 8 epochs five times at P = 1 with compute untouched (--host-speed
 # node) on 40,000 URL-like rows, bench_scaling.py's default set; the rate is the set's
-# stored values over the median of the runs' median epoch compute times. CPU time drifts with the machine's
-# state (this VM's has moved by 40% between days), so recalibrate before a sweep whose
-# figures go beside earlier ones.
+# stored values over an epoch's compute time. CPU time drifts with the machine's state
+# (this VM's has moved by 40% between days), so recalibrate before a sweep whose figures
+# go beside earlier ones.
 calibrate() {
   local build=$1 dir runs=5 epochs=8
   for program in mpisgd gen_data; do
@@ -107,7 +107,9 @@ xml=$here/platforms/$platform.xml
 [[ -f $1 ]] || die "$1 not found: build it with 'make SIM=1'"
 case $host_speed in
   "") host_speed=$(calibrated_speed "$(dirname "$1")") ;;
-  node) host_speed=$(grep -oE '<cluster [^>]*' "$xml" | sed -nE '1s/.* speed="([^"]*)".*/\1/p') ;;
+  node)
+    host_speed=$(grep -oE '<cluster [^>]*' "$xml" | sed -nE '1s/.* speed="([^"]*)".*/\1/p')
+    [[ -n $host_speed ]] || die "$xml: its first <cluster> line has no speed for --host-speed node" ;;
 esac
 
 # A platform's hosts are its clusters' prefix + number + suffix, numbers from the radical.
