@@ -22,6 +22,7 @@
 
 #include "collectives/collective_util.h"
 #include "collectives/sparse_allreduce.h"
+#include "contributions.h"
 #include "mpi_test_util.h"
 #include "sparse/sample.h"
 #include "sparse/stream_sum.h"
@@ -30,32 +31,6 @@ using namespace mpisgd;
 using namespace mpisgd::test;
 
 namespace {
-
-// One rank's contribution, indices ascending.
-template <class V>
-struct Contribution {
-  std::vector<uint32_t> index;
-  std::vector<V> value;
-};
-
-enum class Kind {
-  kRandom,     // `density` N distinct uniform indices per rank, chosen independently
-  kIdentical,  // the same `density` N indices on every rank
-  kDisjoint,   // each index has one owner rank; a rank takes `density` of its own
-  kPowerLaw,   // density N draws of floor(N u^3), deduplicated: low indices are hot
-  kMixed,      // as kRandom, but odd ranks send their stream dense
-};
-
-struct Pattern {
-  Kind kind;
-  double density;
-  std::string name() const {
-    static const char* names[] = {"random", "identical", "disjoint", "power-law", "mixed dense/sparse"};
-    std::ostringstream s;
-    s << names[static_cast<int>(kind)] << " " << density;
-    return s.str();
-  }
-};
 
 const std::vector<Pattern>& all_patterns() {
   static const std::vector<Pattern> patterns = {
@@ -66,44 +41,10 @@ const std::vector<Pattern>& all_patterns() {
   return patterns;
 }
 
+// Non-zero integers in [-4, 4]: sums of up to 13 ranks are exact in float.
 template <class V>
 Contribution<V> contribution(const Pattern& pattern, uint32_t n, int rank, int size, uint64_t seed) {
-  std::mt19937_64 shared(seed), own(seed * 7919 + static_cast<uint64_t>(rank) + 1);
-  Contribution<V> c;
-  switch (pattern.kind) {
-    case Kind::kRandom:
-    case Kind::kMixed:
-      c.index = distinct_indices(n, items(pattern.density, n), own);
-      break;
-    case Kind::kIdentical:
-      c.index = distinct_indices(n, items(pattern.density, n), shared);
-      break;
-    case Kind::kDisjoint: {
-      // The owner of index i is a shared random rank; this rank keeps a share of its own.
-      std::uniform_int_distribution<int> owner(0, size - 1);
-      std::uniform_real_distribution<double> u(0, 1);
-      for (uint32_t i = 0; i < n; ++i) {
-        const bool mine = owner(shared) == rank;
-        const bool keep = u(own) < pattern.density;
-        if (mine && keep) c.index.push_back(i);
-      }
-      break;
-    }
-    case Kind::kPowerLaw: {
-      std::uniform_real_distribution<double> u(0, 1);
-      for (uint64_t j = 0; j < items(pattern.density, n); ++j) {
-        const double x = u(own);
-        c.index.push_back(std::min(n - 1, static_cast<uint32_t>(std::floor(n * x * x * x))));
-      }
-      std::sort(c.index.begin(), c.index.end());
-      c.index.erase(std::unique(c.index.begin(), c.index.end()), c.index.end());
-      break;
-    }
-  }
-  // Non-zero integers in [-4, 4]: sums of up to 13 ranks are exact in float.
-  std::uniform_int_distribution<int> v(1, 4);
-  for (size_t j = 0; j < c.index.size(); ++j) c.value.push_back(static_cast<V>((own() % 2 ? 1 : -1) * v(own)));
-  return c;
+  return test::contribution<V>(pattern, n, rank, size, seed, 4);
 }
 
 // The input as a trainer encodes it, with the collective's switch; `dense` forces the

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "collectives/topk_allreduce.h"
+#include "contributions.h"
 #include "mpi_test_util.h"
 #include "sparse/sample.h"
 #include "sparse/stream_sum.h"
@@ -75,32 +76,6 @@ const Expectation* expectation(const std::string& name) {
   return it == kExpectations.end() ? nullptr : &it->second;
 }
 
-// One rank's selected pairs, indices ascending.
-template <class V>
-struct Contribution {
-  std::vector<uint32_t> index;
-  std::vector<V> value;
-};
-
-enum class Kind {
-  kRandom,     // `density` N distinct uniform indices per rank, chosen independently
-  kIdentical,  // the same `density` N indices on every rank
-  kDisjoint,   // each index has one owner rank; a rank takes `density` of its own
-  kPowerLaw,   // density N draws of floor(N u^3), deduplicated: low indices are hot
-  kSomeEmpty,  // as kRandom on ranks 0, 3, 6, ...; the others select nothing
-};
-
-struct Pattern {
-  Kind kind;
-  double density;
-  std::string name() const {
-    static const char* names[] = {"random", "identical", "disjoint", "power-law", "some ranks empty"};
-    std::ostringstream s;
-    s << names[static_cast<int>(kind)] << " " << density;
-    return s.str();
-  }
-};
-
 // Densities stay at or below 0.3, so that a rank's pairs fit in a sparse stream (the byte
 // bound is N/2 pairs for float), as a top-k selection's do.
 const std::vector<Pattern>& all_patterns() {
@@ -120,50 +95,8 @@ uint64_t budget(const Pattern& pattern, uint32_t n, int size) {
 // Non-zero integers in [-8, 8]: sums over up to 13 ranks are exact in float, and the
 // many ties in magnitude test that selections break them by index.
 template <class V>
-std::vector<V> values(std::mt19937_64& rng, size_t count) {
-  std::uniform_int_distribution<int> v(1, 8);
-  std::vector<V> out;
-  for (size_t j = 0; j < count; ++j) out.push_back(static_cast<V>((rng() % 2 ? 1 : -1) * v(rng)));
-  return out;
-}
-
-template <class V>
 Contribution<V> contribution(const Pattern& pattern, uint32_t n, int rank, int size, uint64_t seed) {
-  std::mt19937_64 shared(seed), own(seed * 7919 + static_cast<uint64_t>(rank) + 1);
-  Contribution<V> c;
-  switch (pattern.kind) {
-    case Kind::kRandom:
-      c.index = distinct_indices(n, items(pattern.density, n), own);
-      break;
-    case Kind::kSomeEmpty:
-      if (rank % 3 == 0) c.index = distinct_indices(n, items(pattern.density, n), own);
-      break;
-    case Kind::kIdentical:
-      c.index = distinct_indices(n, items(pattern.density, n), shared);
-      break;
-    case Kind::kDisjoint: {
-      std::uniform_int_distribution<int> owner(0, size - 1);
-      std::uniform_real_distribution<double> u(0, 1);
-      for (uint32_t i = 0; i < n; ++i) {
-        const bool mine = owner(shared) == rank;
-        const bool keep = u(own) < pattern.density;
-        if (mine && keep) c.index.push_back(i);
-      }
-      break;
-    }
-    case Kind::kPowerLaw: {
-      std::uniform_real_distribution<double> u(0, 1);
-      for (uint64_t j = 0; j < items(pattern.density, n); ++j) {
-        const double x = u(own);
-        c.index.push_back(std::min(n - 1, static_cast<uint32_t>(std::floor(n * x * x * x))));
-      }
-      std::sort(c.index.begin(), c.index.end());
-      c.index.erase(std::unique(c.index.begin(), c.index.end()), c.index.end());
-      break;
-    }
-  }
-  c.value = values<V>(own, c.index.size());
-  return c;
+  return test::contribution<V>(pattern, n, rank, size, seed, 8);
 }
 
 // The selection as a trainer passes it: pairs, dense only where they would take more bytes
