@@ -46,8 +46,8 @@ std::unique_ptr<BatchDevice> make_batch_device(const DeviceChoice& choice, const
   std::string description = "none: it serves and computes no gradients";
   std::optional<LocalFailure> failure;
   try {
-    device = trains ? make_gpu_batch_device(data, dim, threads, batch, columns, holds_model, choice.gpu_id, on_node,
-                                                 description)
+    device = trains ? make_gpu_batch_device(data, dim, threads, batch, columns, holds_model, choice.gpu_id,
+                                            on_node, description)
                     : std::make_unique<BatchGradient>(data, dim, threads, batch, columns);
   } catch (const std::exception& e) {
     failure = LocalFailure{static_cast<uint64_t>(rank), "rank " + std::to_string(rank) + ": " + e.what()};

@@ -25,9 +25,8 @@ DeviceKind device_from_name(const std::string& name);
 // `data` over `dim` weights in `columns` columns, `threads` CPU threads, with room for the
 // model where `holds_model` (a strategy that lets the device step it, SummingStrategy). A
 // rank that does not train (a parameter server) gets the CPU path, which costs nothing
-// until used. Where
-// any rank cannot (a build without the GPU path, no driver, no GPU, too little GPU
-// memory), every rank throws JobFailed naming the first such rank's cause.
+// until used. Where any rank cannot (a build without the GPU path, no driver, no GPU, too
+// little GPU memory), every rank throws JobFailed naming the first such rank's cause.
 std::unique_ptr<BatchDevice> make_batch_device(const DeviceChoice& choice, const Dataset& data, uint32_t dim,
                                                int threads, uint64_t batch, uint32_t columns, bool trains,
                                                bool holds_model, MPI_Comm comm);
