@@ -105,17 +105,21 @@ fi
 xml=$here/platforms/$platform.xml
 [[ -f $xml ]] || die "no platform '$platform' (known: $(cd "$here/platforms" && ls *.xml | sed 's/\.xml$//' | tr '\n' ' '))"
 [[ -f $1 ]] || die "$1 not found: build it with 'make SIM=1'"
+# The platform's <cluster> tags, one a line (each opens with its attributes on one line),
+# and an attribute of one of them.
+clusters() { grep -oE '<cluster [^>]*' "$xml"; }
+attr() { sed -nE "s/.* $2=\"([^\"]*)\".*/\1/p" <<<"$1"; }
+
 case $host_speed in
   "") host_speed=$(calibrated_speed "$(dirname "$1")") ;;
   node)
-    host_speed=$(grep -oE '<cluster [^>]*' "$xml" | sed -nE '1s/.* speed="([^"]*)".*/\1/p')
+    host_speed=$(attr "$(clusters | head -1)" speed)
     [[ -n $host_speed ]] || die "$xml: its first <cluster> line has no speed for --host-speed node" ;;
 esac
 
 # A platform's hosts are its clusters' prefix + number + suffix, numbers from the radical.
-mapfile -t hosts < <(grep -oE '<cluster [^>]*' "$xml" | while read -r tag; do
-  attr() { sed -nE "s/.* $1=\"([^\"]*)\".*/\1/p" <<<"$tag"; }
-  prefix=$(attr prefix) suffix=$(attr suffix) radical=$(attr radical)
+mapfile -t hosts < <(clusters | while read -r tag; do
+  prefix=$(attr "$tag" prefix) suffix=$(attr "$tag" suffix) radical=$(attr "$tag" radical)
   for part in ${radical//,/ }; do
     for ((i = ${part%-*}; i <= ${part#*-}; ++i)); do echo "$prefix$i$suffix"; done
   done
