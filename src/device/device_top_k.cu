@@ -18,6 +18,7 @@ struct DeviceTopK::State {
   thrust::device_vector<float> values;
   thrust::device_vector<uint32_t> kept;
   thrust_detail::TopKScratch scratch;
+  thrust_detail::TemporaryCache temporaries;
 };
 
 DeviceTopK::DeviceTopK() {
@@ -31,7 +32,7 @@ void DeviceTopK::load(std::span<const float> values) { state_->values.assign(val
 uint32_t DeviceTopK::select(uint64_t k) {
   State& s = *state_;
   if (k == 0 || k >= s.values.size()) throw std::invalid_argument("DeviceTopK::select: k must be in [1, n)");
-  return thrust_detail::top_k_positions(s.values.data(), s.values.size(), k, s.kept, s.scratch);
+  return thrust_detail::top_k_positions(s.values.data(), s.values.size(), k, s.kept, s.scratch, s.temporaries);
 }
 
 std::vector<uint32_t> DeviceTopK::kept() const {
@@ -41,8 +42,8 @@ std::vector<uint32_t> DeviceTopK::kept() const {
 }
 
 uint32_t DeviceTopK::read() const {
-  const State& s = *state_;
-  return thrust::transform_reduce(thrust::device, s.values.begin(), s.values.end(), thrust_detail::Magnitude{},
+  State& s = *state_;
+  return thrust::transform_reduce(thrust::device(s.temporaries), s.values.begin(), s.values.end(), thrust_detail::Magnitude{},
                                   uint32_t{0}, thrust::maximum<uint32_t>());
 }
 

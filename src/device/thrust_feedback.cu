@@ -61,19 +61,21 @@ struct IsZero {
 // out = a + b index by index (a's value first where both hold one), exact zeros dropped:
 // error feedback's sums (sparse/error_feedback.cpp). Each input holds an index once, so a
 // sum has two terms and their order cannot change its bits.
-void add_sorted(const DeviceSparse& a, const DeviceSparse& b, DeviceSparse& merged, DeviceSparse& out) {
+void add_sorted(const DeviceSparse& a, const DeviceSparse& b, DeviceSparse& merged, DeviceSparse& out,
+                thrust_detail::TemporaryCache& temporaries) {
+  const auto on = thrust::device(temporaries);
   const size_t n = a.size() + b.size();
   merged.index.resize(n);
   merged.value.resize(n);
-  thrust::merge_by_key(thrust::device, a.index.begin(), a.index.end(), b.index.begin(), b.index.end(),
+  thrust::merge_by_key(on, a.index.begin(), a.index.end(), b.index.begin(), b.index.end(),
                        a.value.begin(), b.value.begin(), merged.index.begin(), merged.value.begin());
   out.index.resize(n);
   out.value.resize(n);
-  const auto ends = thrust::reduce_by_key(thrust::device, merged.index.begin(), merged.index.end(),
+  const auto ends = thrust::reduce_by_key(on, merged.index.begin(), merged.index.end(),
                                           merged.value.begin(), out.index.begin(), out.value.begin());
   const auto first = thrust::make_zip_iterator(thrust::make_tuple(out.index.begin(), out.value.begin()));
   const auto last = thrust::make_zip_iterator(thrust::make_tuple(ends.first, ends.second));
-  const auto kept = static_cast<size_t>(thrust::remove_if(thrust::device, first, last, IsZero{}) - first);
+  const auto kept = static_cast<size_t>(thrust::remove_if(on, first, last, IsZero{}) - first);
   out.index.resize(kept);
   out.value.resize(kept);
 }
@@ -91,6 +93,7 @@ struct ThrustFeedback::State {
   thrust::device_vector<uint8_t> keep;
   thrust_detail::TopKScratch top_k;
   thrust::device_vector<Pair<float>> sent;
+  thrust_detail::TemporaryCache temporaries;
 };
 
 bool ThrustFeedback::supports(const SparsifyOptions& options) {
@@ -110,17 +113,18 @@ ThrustFeedback::~ThrustFeedback() = default;
 
 void ThrustFeedback::take_update(const Pair<float>* device_pairs, uint32_t count) {
   State& s = *state_;
+  const auto on = thrust::device(s.temporaries);
   const auto pairs = thrust::device_pointer_cast(device_pairs);
   s.local.index.resize(count);
   s.local.value.resize(count);
-  thrust::transform(thrust::device, pairs, pairs + count, s.local.index.begin(), PairIndex{});
-  thrust::transform(thrust::device, pairs, pairs + count, s.local.value.begin(), PairValue{});
+  thrust::transform(on, pairs, pairs + count, s.local.index.begin(), PairIndex{});
+  thrust::transform(on, pairs, pairs + count, s.local.value.begin(), PairValue{});
 }
 
 void ThrustFeedback::fold_back() const {
   State& s = *state_;
   if (s.back.size() == 0) return;
-  add_sorted(s.residual, s.back, s.merged, s.scratch);
+  add_sorted(s.residual, s.back, s.merged, s.scratch, s.temporaries);
   s.residual.index.swap(s.scratch.index);
   s.residual.value.swap(s.scratch.value);
   s.back.clear();
@@ -128,37 +132,40 @@ void ThrustFeedback::fold_back() const {
 
 uint32_t ThrustFeedback::keep_exact(uint64_t k) {
   State& s = *state_;
-  const uint32_t t = thrust_detail::top_k_positions(s.merged.value.data(), s.merged.size(), k, s.kept, s.top_k);
-  thrust::fill(thrust::device, s.keep.begin(), s.keep.end(), uint8_t{0});
+  const uint32_t t =
+      thrust_detail::top_k_positions(s.merged.value.data(), s.merged.size(), k, s.kept, s.top_k, s.temporaries);
+  const auto on = thrust::device(s.temporaries);
+  thrust::fill(on, s.keep.begin(), s.keep.end(), uint8_t{0});
   const auto one = thrust::make_constant_iterator(uint8_t{1});
-  thrust::scatter(thrust::device, one, one + k, s.kept.begin(), s.keep.begin());
+  thrust::scatter(on, one, one + k, s.kept.begin(), s.keep.begin());
   return t;
 }
 
 const Stream<float>& ThrustFeedback::select(std::span<const Pair<float>>) {
   State& s = *state_;
+  const auto on = thrust::device(s.temporaries);
   fold_back();
-  add_sorted(s.local, s.residual, s.scratch, s.merged);
+  add_sorted(s.local, s.residual, s.scratch, s.merged, s.temporaries);
   const size_t n = s.merged.size();
   s.keep.resize(n);
   bool positions = false;  // s.kept already holds the kept positions (an exact selection's)
   if (step_++ < warmup_steps_) {  // the warm-up sends everything, and leaves the selector as it is
-    thrust::fill(thrust::device, s.keep.begin(), s.keep.end(), uint8_t{1});
+    thrust::fill(on, s.keep.begin(), s.keep.end(), uint8_t{1});
   } else {
     // As the host's selectors: threshold-reuse counts every call, and k = 0 or k >= n keep
     // nothing or everything without touching a threshold.
     const bool fresh = reuse_ && (selections_++ % period_ == 0 || !threshold_);
     if (k_ == 0 || k_ >= n) {
-      thrust::fill(thrust::device, s.keep.begin(), s.keep.end(), uint8_t{k_ != 0});
+      thrust::fill(on, s.keep.begin(), s.keep.end(), uint8_t{k_ != 0});
     } else {
       const auto mag = thrust::make_transform_iterator(s.merged.value.begin(), Magnitude{});
       // The host selector's band (reuse_band, sparse/topk_select.h): a reused threshold
       // stands while its count is inside; else this call's exact one replaces it.
       const bool reused = reuse_ && !fresh &&
                           reuse_band(k_).holds(static_cast<uint64_t>(
-                              thrust::count_if(thrust::device, mag, mag + n, AtLeast{*threshold_})));
+                              thrust::count_if(on, mag, mag + n, AtLeast{*threshold_})));
       if (reused) {
-        thrust::transform(thrust::device, mag, mag + n, s.keep.begin(), AtLeast{*threshold_});
+        thrust::transform(on, mag, mag + n, s.keep.begin(), AtLeast{*threshold_});
       } else {
         const uint32_t t = keep_exact(k_);
         if (reuse_) threshold_ = t;
@@ -171,11 +178,11 @@ const Stream<float>& ThrustFeedback::select(std::span<const Pair<float>>) {
     thrust::counting_iterator<uint32_t> zero(0);
     s.kept.resize(n);
     s.kept.resize(static_cast<size_t>(
-        thrust::copy_if(thrust::device, zero, zero + n, s.keep.begin(), s.kept.begin(), IsSet{}) - s.kept.begin()));
+        thrust::copy_if(on, zero, zero + n, s.keep.begin(), s.kept.begin(), IsSet{}) - s.kept.begin()));
   }
   const auto kept = static_cast<uint32_t>(s.kept.size());
   s.sent.resize(kept);
-  thrust::transform(thrust::device, thrust::make_permutation_iterator(s.merged.index.begin(), s.kept.begin()),
+  thrust::transform(on, thrust::make_permutation_iterator(s.merged.index.begin(), s.kept.begin()),
                     thrust::make_permutation_iterator(s.merged.index.begin(), s.kept.begin() + kept),
                     thrust::make_permutation_iterator(s.merged.value.begin(), s.kept.begin()), s.sent.begin(),
                     MakePair{});
@@ -185,9 +192,9 @@ const Stream<float>& ThrustFeedback::select(std::span<const Pair<float>>) {
   down_ += 8.0 * kept + 4;
   s.residual.index.resize(n - kept);
   s.residual.value.resize(n - kept);
-  thrust::copy_if(thrust::device, s.merged.index.begin(), s.merged.index.end(), s.keep.begin(),
+  thrust::copy_if(on, s.merged.index.begin(), s.merged.index.end(), s.keep.begin(),
                   s.residual.index.begin(), thrust::logical_not<uint8_t>());
-  thrust::copy_if(thrust::device, s.merged.value.begin(), s.merged.value.end(), s.keep.begin(),
+  thrust::copy_if(on, s.merged.value.begin(), s.merged.value.end(), s.keep.begin(),
                   s.residual.value.begin(), thrust::logical_not<uint8_t>());
   return sent_;
 }

@@ -60,40 +60,41 @@ uint64_t sample_size(uint64_t k, uint64_t n) {
 }  // namespace
 
 uint32_t top_k_positions(thrust::device_ptr<const float> values, uint64_t n, uint64_t k,
-                         thrust::device_vector<uint32_t>& kept, TopKScratch& s) {
+                         thrust::device_vector<uint32_t>& kept, TopKScratch& s, TemporaryCache& temporaries) {
+  const auto on = thrust::device(temporaries);
   const auto mag = thrust::make_transform_iterator(values, Magnitude{});
   uint32_t t0 = 0;
   uint64_t c = n;
   if (const uint64_t size = sample_size(k, n); size * 4 <= n) {
     s.sample.resize(size);
     const thrust::counting_iterator<uint64_t> j(0);
-    thrust::transform(thrust::device, j, j + size, s.sample.begin(),
+    thrust::transform(on, j, j + size, s.sample.begin(),
                       SampleMagnitude{thrust::raw_pointer_cast(values), n, size});
-    thrust::sort(thrust::device, s.sample.begin(), s.sample.end(), thrust::greater<uint32_t>());
+    thrust::sort(on, s.sample.begin(), s.sample.end(), thrust::greater<uint32_t>());
     const double ks = static_cast<double>(k) * static_cast<double>(size) / static_cast<double>(n);
     for (auto r = static_cast<uint64_t>(std::ceil(ks + 3 * std::sqrt(ks) + 3));; r *= 4) {
       t0 = r <= size ? static_cast<uint32_t>(s.sample[r - 1]) : 0;
-      c = t0 == 0 ? n : static_cast<uint64_t>(thrust::count_if(thrust::device, mag, mag + n, AtLeast{t0}));
+      c = t0 == 0 ? n : static_cast<uint64_t>(thrust::count_if(on, mag, mag + n, AtLeast{t0}));
       if (c >= k) break;
     }
   }
   const thrust::counting_iterator<uint32_t> position(0);
   s.cand.resize(c);
-  thrust::copy_if(thrust::device, position, position + n, mag, s.cand.begin(), AtLeast{t0});
+  thrust::copy_if(on, position, position + n, mag, s.cand.begin(), AtLeast{t0});
   s.cand_mag.resize(c);
-  thrust::gather(thrust::device, s.cand.begin(), s.cand.end(), mag, s.cand_mag.begin());
+  thrust::gather(on, s.cand.begin(), s.cand.end(), mag, s.cand_mag.begin());
   s.sorted = s.cand_mag;
-  thrust::sort(thrust::device, s.sorted.begin(), s.sorted.end(), thrust::greater<uint32_t>());
+  thrust::sort(on, s.sorted.begin(), s.sorted.end(), thrust::greater<uint32_t>());
   const uint32_t t = s.sorted[k - 1];
   // Descending, so the candidates above t are those before the first that is not.
   const auto above = static_cast<uint64_t>(
-      thrust::lower_bound(thrust::device, s.sorted.begin(), s.sorted.end(), t, thrust::greater<uint32_t>()) -
+      thrust::lower_bound(on, s.sorted.begin(), s.sorted.end(), t, thrust::greater<uint32_t>()) -
       s.sorted.begin());
   s.tie_rank.resize(c);
-  thrust::transform_exclusive_scan(thrust::device, s.cand_mag.begin(), s.cand_mag.end(), s.tie_rank.begin(),
+  thrust::transform_exclusive_scan(on, s.cand_mag.begin(), s.cand_mag.end(), s.tie_rank.begin(),
                                    Equal{t}, uint32_t{0}, thrust::plus<uint32_t>());
   kept.resize(k);
-  thrust::copy_if(thrust::device, s.cand.begin(), s.cand.end(), position, kept.begin(),
+  thrust::copy_if(on, s.cand.begin(), s.cand.end(), position, kept.begin(),
                   KeepTop{thrust::raw_pointer_cast(s.cand_mag.data()), thrust::raw_pointer_cast(s.tie_rank.data()),
                           t, k - above});
   return t;

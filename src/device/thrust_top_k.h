@@ -18,6 +18,8 @@
 #include <thrust/device_ptr.h>
 #include <thrust/device_vector.h>
 
+#include "device/thrust_temporaries.h"
+
 namespace mpisgd::thrust_detail {
 
 struct TopKScratch {
@@ -26,7 +28,8 @@ struct TopKScratch {
 
 // Replaces `kept` with the ascending positions of the k largest magnitudes of values[0, n),
 // 1 <= k < n, ties to the lower positions; returns the k-th largest magnitude's bits.
+// Thrust's temporaries come from `temporaries`.
 uint32_t top_k_positions(thrust::device_ptr<const float> values, uint64_t n, uint64_t k,
-                         thrust::device_vector<uint32_t>& kept, TopKScratch& s);
+                         thrust::device_vector<uint32_t>& kept, TopKScratch& s, TemporaryCache& temporaries);
 
 }  // namespace mpisgd::thrust_detail
