@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <stdexcept>
+#include <string>
 
 #include "data/dataset.h"
 #include "model/loss.h"
@@ -53,11 +54,16 @@ class BatchDevice {
     throw std::logic_error("this device does not hold the model");
   }
   // Error feedback kept on a device that holds the model (sparse/feedback.h), for a
-  // strategy that selects top-k as `options` ask; null where the device cannot. Once made,
-  // compute() hands each batch's update to it where it was computed and returns an empty
-  // stream, and the strategy's select() takes it from there.
-  virtual std::unique_ptr<Feedback> make_feedback(const SparsifyOptions& /*options*/, uint32_t /*dim*/) {
-    return nullptr;
+  // strategy that selects top-k as `options` ask; none where the device cannot, and why.
+  // Once made, compute() hands each batch's update to it where it was computed and returns
+  // an empty stream, and the strategy's select() takes it from there.
+  struct DeviceFeedback {
+    std::unique_ptr<Feedback> feedback;
+    std::string why_not;
+    bool short_of_memory = false;  // why_not is this rank's GPU, not what the options ask
+  };
+  virtual DeviceFeedback make_feedback(const SparsifyOptions& /*options*/, uint32_t /*dim*/) {
+    return {nullptr, "this device does not hold the model"};
   }
 
   // What the device has done since it was made; the CPU path reports nothing.

@@ -25,6 +25,10 @@ std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t
 enum class GpuBackend { none, cuda, omp };
 GpuBackend gpu_backend();
 
+// The current GPU's free memory under CUDA; none under the OpenMP backend, whose "device"
+// memory is the host's.
+std::optional<uint64_t> gpu_free_bytes();
+
 // Why no rank of this process could use the GPU path (no driver, no device, a build
 // without it), or nothing where it can run.
 std::optional<std::string> gpu_unavailable();

@@ -69,6 +69,16 @@ GpuBackend gpu_backend() {
 #endif
 }
 
+std::optional<uint64_t> gpu_free_bytes() {
+#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) return 0;
+  return free;
+#else
+  return std::nullopt;
+#endif
+}
+
 std::optional<std::string> gpu_unavailable() {
 #if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
   std::string why;

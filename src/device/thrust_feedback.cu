@@ -101,6 +101,8 @@ bool ThrustFeedback::supports(const SparsifyOptions& options) {
   return selection && options.columns <= 1 && options.keep == 0;
 }
 
+uint64_t ThrustFeedback::bytes_at_most(uint32_t dim) { return 93 * static_cast<uint64_t>(dim); }
+
 ThrustFeedback::ThrustFeedback(const SparsifyOptions& options, uint32_t dim)
     : state_(std::make_unique<State>()), k_(options.k_for(dim)), warmup_steps_(options.warmup_steps),
       reuse_(options.select != "exact"), period_(options.reuse_period) {

@@ -25,6 +25,12 @@ class ThrustFeedback final : public Feedback {
  public:
   // Whether the device can select as `options` ask.
   static bool supports(const SparsifyOptions& options);
+  // The device memory it can come to hold over `dim` weights, once every weight carries a
+  // residual: the residual, the batch's update and what was handed back (8 bytes a pair
+  // each), the two merge buffers (up to residual + update: 16 each), a flag, a position,
+  // a sent pair and the selection's four candidate words for each merged value (29), and
+  // Thrust's temporaries for a sort of as many (8): 93 bytes a weight.
+  static uint64_t bytes_at_most(uint32_t dim);
 
   ThrustFeedback(const SparsifyOptions& options, uint32_t dim);
   ~ThrustFeedback() override;

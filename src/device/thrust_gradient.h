@@ -57,7 +57,7 @@ class ThrustGradient : public BatchDevice {
   void take_model(const Weights& w) override;
   void give_model(Weights& w) override;
   uint64_t step(const Stream<float>& sum, double eta) override;
-  std::unique_ptr<Feedback> make_feedback(const SparsifyOptions& options, uint32_t dim) override;
+  DeviceFeedback make_feedback(const SparsifyOptions& options, uint32_t dim) override;
   DeviceRecord traffic() const override;
 
   // Device bytes a batch of `batch` rows of at most `longest_row` entries needs besides

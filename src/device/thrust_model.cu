@@ -2,6 +2,8 @@
 // from and given back to the host's Weights, stepped with the host's arithmetic
 // (model/step_rule.h), and the error feedback it keeps beside it.
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -9,6 +11,8 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/transform.h>
 
+#include "device/gpu_batch_device.h"
+#include "device/thrust_feedback.h"
 #include "device/thrust_state.h"
 #include "model/step_rule.h"
 
@@ -101,11 +105,20 @@ uint64_t ThrustGradient::step(const Stream<float>& sum, double eta) {
   return nnz;
 }
 
-std::unique_ptr<Feedback> ThrustGradient::make_feedback(const SparsifyOptions& options, uint32_t dim) {
-  if (!ThrustFeedback::supports(options)) return nullptr;
+BatchDevice::DeviceFeedback ThrustGradient::make_feedback(const SparsifyOptions& options, uint32_t dim) {
+  if (!ThrustFeedback::supports(options))
+    return {nullptr, "the device selects by exact or threshold-reuse, with one weight column"};
+  // Checked now, with the rows, the model and the batch buffers in place: a residual that
+  // outgrew the device mid-run would end the job, where the host can select instead.
+  const uint64_t needs = ThrustFeedback::bytes_at_most(dim);
+  if (const std::optional<uint64_t> free = gpu_free_bytes(); free && needs > *free)
+    return {nullptr,
+            "its residual may take " + std::to_string(needs >> 20) + " MiB of the GPU, which has " +
+                std::to_string(*free >> 20) + " MiB free",
+            true};
   auto made = std::make_unique<ThrustFeedback>(options, dim);
   feedback_ = made.get();
-  return made;
+  return {std::move(made), ""};
 }
 
 DeviceRecord ThrustGradient::traffic() const {

@@ -315,7 +315,7 @@ TEST_CASE("thrust feedback: selects as the host's error feedback", "[device]") {
     o.reuse_period = 5;
     o.warmup_steps = 2;
     ThrustGradient gpu(d, 1), copied_down(d, 1);
-    std::unique_ptr<Feedback> on_device = gpu.make_feedback(o, dim);
+    std::unique_ptr<Feedback> on_device = gpu.make_feedback(o, dim).feedback;
     REQUIRE(on_device);
     ErrorFeedback on_host(o, dim);
     Weights wg = w, wc = w;
