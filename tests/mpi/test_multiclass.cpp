@@ -95,7 +95,7 @@ bool runs_here(const TrainConfig& c) {
 
 }  // namespace
 
-TEST_CASE("every strategy trains a K-class model as allreduce does", "[multiclass]") {
+TEST_CASE("every strategy trains a K-class model as allreduce does", "[multiclass][many-steps]") {
   const int p = world_size();
   const std::string dir = scratch_dir();
   // Both K and both losses, in two runs: every strategy moves K-column updates the same
@@ -155,7 +155,8 @@ TEST_CASE("every strategy trains a K-class model as allreduce does", "[multiclas
   }
 }
 
-TEST_CASE("a one-vs-rest column is the binary model of its class against the rest, bit for bit", "[multiclass]") {
+TEST_CASE("a one-vs-rest column is the binary model of its class against the rest, bit for bit",
+          "[multiclass][many-steps]") {
   const std::string dir = scratch_dir();
   const std::string text = classes_file(500, 3, 11);
   const std::string data = write_file("three.svm", text);

@@ -81,7 +81,7 @@ TEST_CASE("ps-sync trains the model allreduce trains on its W workers", "[ps]") 
   }
 }
 
-TEST_CASE("ps-async with --max-staleness 0 is ps-sync; bounded and unbounded ones learn", "[ps]") {
+TEST_CASE("ps-async with --max-staleness 0 is ps-sync; bounded and unbounded ones learn", "[ps][many-steps]") {
   const int p = world_size();
   if (p == 1) return;  // the servers need a rank of their own
   std::string dir = scratch_dir();

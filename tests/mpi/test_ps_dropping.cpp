@@ -120,7 +120,7 @@ TEST_CASE("gradient dropping conserves what the workers pushed", "[ps][ps-drop]"
 
 // With updates of a few hundred values 1% is a handful per step; the URL-like benchmark
 // (docs/performance.md) runs 0.99, where an update has thousands.
-TEST_CASE("--drop-rate 0.9 learns about as well as sending everything", "[ps][ps-drop]") {
+TEST_CASE("--drop-rate 0.9 learns about as well as sending everything", "[ps][ps-drop][many-steps]") {
   const int p = world_size();
   if (p == 1) return;
   const std::string dir = scratch_dir();

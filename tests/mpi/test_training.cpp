@@ -162,7 +162,7 @@ TEST_CASE("the default strategy gives the same bits whichever algorithms serve i
   }
 }
 
-TEST_CASE("logreg, svm and linreg learn a linear target", "[train]") {
+TEST_CASE("logreg, svm and linreg learn a linear target", "[train][many-steps]") {
   std::string train = write_file("cls_train.svm", linear_file(800, 3, false));
   std::string test = write_file("cls_test.svm", linear_file(300, 4, false));
   std::string model = scratch_dir() + "/cls.model";
@@ -194,7 +194,7 @@ TEST_CASE("logreg, svm and linreg learn a linear target", "[train]") {
   REQUIRE(rmse < 0.2);  // the targets have a standard deviation of about 1.3
 }
 
-TEST_CASE("the default step finds a known optimum, the same bits each run", "[train][step]") {
+TEST_CASE("the default step finds a known optimum, the same bits each run", "[train][step][many-steps]") {
   // Noise-free regression: the hidden weights are the unique least-squares solution.
   const std::string train = write_file("opt_train.svm", linear_file(800, 11, true));
   const std::string dir = scratch_dir();
