@@ -43,8 +43,8 @@ std::vector<uint32_t> DeviceTopK::kept() const {
 
 uint32_t DeviceTopK::read() const {
   State& s = *state_;
-  return thrust::transform_reduce(thrust::device(s.temporaries), s.values.begin(), s.values.end(), thrust_detail::Magnitude{},
-                                  uint32_t{0}, thrust::maximum<uint32_t>());
+  return thrust::transform_reduce(thrust::device(s.temporaries), s.values.begin(), s.values.end(),
+                                  thrust_detail::Magnitude{}, uint32_t{0}, thrust::maximum<uint32_t>());
 }
 
 }  // namespace mpisgd
