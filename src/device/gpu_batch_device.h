@@ -25,6 +25,9 @@ std::unique_ptr<BatchDevice> make_gpu_batch_device(const Dataset& data, uint32_t
 enum class GpuBackend { none, cuda, omp };
 GpuBackend gpu_backend();
 
+// `bytes` in MiB, rounded up, as the GPU path's messages give sizes: "12 MiB".
+std::string mib(uint64_t bytes);
+
 // The current GPU's free memory under CUDA; none under the OpenMP backend, whose "device"
 // memory is the host's.
 std::optional<uint64_t> gpu_free_bytes();

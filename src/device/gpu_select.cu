@@ -17,9 +17,10 @@
 #endif
 
 namespace mpisgd {
-namespace {
 
 std::string mib(uint64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
+
+namespace {
 
 uint64_t longest_row(const Dataset& data) {
   uint64_t longest = 0;

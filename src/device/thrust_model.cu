@@ -112,10 +112,7 @@ BatchDevice::DeviceFeedback ThrustGradient::make_feedback(const SparsifyOptions&
   // outgrew the device mid-run would end the job, where the host can select instead.
   const uint64_t needs = ThrustFeedback::bytes_at_most(dim);
   if (const std::optional<uint64_t> free = gpu_free_bytes(); free && needs > *free)
-    return {nullptr,
-            "its residual may take " + std::to_string(needs >> 20) + " MiB of the GPU, which has " +
-                std::to_string(*free >> 20) + " MiB free",
-            true};
+    return {nullptr, "its residual may take " + mib(needs) + " of the GPU, which has " + mib(*free) + " free", true};
   auto made = std::make_unique<ThrustFeedback>(options, dim);
   feedback_ = made.get();
   return {std::move(made), ""};
