@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // A failure only this rank saw: its peers may be inside a collective, so abort them.
     spdlog::critical("{}", e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    mpisgd::abort_job(MPI_COMM_WORLD);
   }
   MPI_Finalize();
   return 0;

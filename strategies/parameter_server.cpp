@@ -34,6 +34,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "comm/job_error.h"
 #include "ps/channels.h"
 #include "ps/index_set.h"
 #include "ps/model_copy.h"
@@ -102,7 +103,7 @@ class ParameterServer final : public Strategy {
   ~ParameterServer() override {
     if (thread_.joinable()) {
       spdlog::critical("parameter server: an epoch ended without its server thread");
-      MPI_Abort(MPI_COMM_WORLD, 1);
+      abort_job(MPI_COMM_WORLD);
     }
   }
   ParameterServer(const ParameterServer&) = delete;
@@ -201,7 +202,7 @@ class ParameterServer final : public Strategy {
       server_->serve_epoch();
     } catch (const std::exception& e) {
       spdlog::critical("parameter server thread: {}", e.what());
-      MPI_Abort(MPI_COMM_WORLD, 1);
+      abort_job(MPI_COMM_WORLD);
     }
   }
 

@@ -1,7 +1,13 @@
 #include "comm/job_error.h"
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <thread>
 #include <vector>
+
+#include <spdlog/spdlog.h>
 
 #include "comm/extrema.h"
 
@@ -33,6 +39,17 @@ void agree_on_error(MPI_Comm comm, const std::optional<LocalFailure>& local) {
   if (rank == root) text.assign(local->message.begin(), local->message.end());
   MPI_Bcast(text.data(), length, MPI_CHAR, root, comm);
   throw JobFailed(std::string(text.begin(), text.end()));
+}
+
+void abort_job(MPI_Comm comm) {
+  spdlog::default_logger()->flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // Long beside a launcher's poll of its ranks' pipes on a loaded node, short beside the
+  // wait that led here.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  MPI_Abort(comm, 1);
+  std::abort();  // MPI_Abort does not return; the compiler cannot know
 }
 
 }  // namespace mpisgd

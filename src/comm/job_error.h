@@ -45,6 +45,11 @@ struct LocalFailure {
 // message of the failure with the smallest (order, rank). Returns normally otherwise.
 void agree_on_error(MPI_Comm comm, const std::optional<LocalFailure>& local);
 
+// Ends every rank of `comm`'s job now, from a rank that just logged why. The launcher
+// forwards a rank's output on its own schedule and ends that forwarding with the job, so
+// the message is flushed and given a moment to leave before MPI_Abort.
+[[noreturn]] void abort_job(MPI_Comm comm);
+
 // Runs `fn` on rank `root` only (e.g. writing a file) and makes its failure everyone's.
 template <class Fn>
 void run_on_root(MPI_Comm comm, int root, Fn&& fn) {

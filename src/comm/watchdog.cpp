@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <optional>
 
 #include <spdlog/spdlog.h>
 
+#include "comm/job_error.h"
 #include "comm/stall_report.h"
 #include "comm/temp_files.h"
 #include "comm/wait_board.h"
@@ -83,7 +83,7 @@ void Watchdog::trip() {
   if (!multiple_) {
     spdlog::critical("{}", local_stall_message(rank_, self, timeout_s_));
     remove_temp_files();
-    MPI_Abort(job_, 1);
+    abort_job(job_);
   }
   const double grace = grace_s(timeout_s_);
   std::vector<RankState> answers(static_cast<size_t>(size_));
@@ -125,8 +125,7 @@ void Watchdog::trip() {
     }
   }
   remove_temp_files();
-  MPI_Abort(job_, 1);
-  std::abort();  // MPI_Abort does not return; the compiler cannot know
+  abort_job(job_);
 }
 
 }  // namespace mpisgd

@@ -72,6 +72,7 @@ report_states() {  # output-file
 
 expect_stall_report() {  # name stalled-rank "rank:place|place ..." ...
   local name=$1 stalled=$2 states; shift 2
+  expect_contains "$tmp/$name.out" "no communication progress for $LIMIT s (--comm-timeout): " "$name"
   states=$(report_states "$tmp/$name.out")
   grep -qx "$stalled silent" <<<"$states" || { cat "$tmp/$name.out"; fail "$name: rank $stalled not named as stalled"; }
   pass
