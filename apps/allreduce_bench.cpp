@@ -54,6 +54,7 @@
 #include "collectives/topk_allreduce.h"
 #include "comm/counted_comm.h"
 #include "comm/extrema.h"
+#include "comm/job_error.h"
 #include "comm/log.h"
 #include "comm/thread_level.h"
 #include "profile/quantile.h"
@@ -401,7 +402,7 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "allreduce_bench: rank %d: %s\n", rank, e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    mpisgd::abort_job(MPI_COMM_WORLD);
   }
   MPI_Finalize();
   return status;
