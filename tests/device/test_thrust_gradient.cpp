@@ -5,7 +5,6 @@
 // loss must be the CPU path's bit for bit, at any thread count; under CUDA (make GPU=1,
 // where a GPU exists) equal to rounding. Where no GPU can run them, the run says why and
 // counts as skipped.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <bit>
@@ -24,6 +23,7 @@
 #include "comm/state_blob.h"
 #include "device/thrust_gradient.h"
 #include "strategies/apply_sum.h"
+#include "tests/catch_session.h"
 #include "tests/random_rows.h"
 
 using namespace mpisgd;
@@ -385,5 +385,5 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf("the GPU path on %s\n", gpu_backend() == GpuBackend::cuda ? "CUDA" : "Thrust's OpenMP backend");
-  return Catch::Session().run(argc, argv);
+  return run_catch_session(argc, argv);
 }
