@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.bash"
 GEN=$BUILD/gen_data
 LIMIT=3                    # --comm-timeout
 MARGIN=30                  # grace (1.5 s) + mpirun's teardown on a machine whose cores are all busy
-START_LIMIT=180            # seconds for the job to reach its third epoch on a loaded machine
+START_LIMIT=180            # seconds for the job to finish its first epoch on a loaded machine
 "$GEN" --kind url --rows 40000 --features 2000 --nnz 20 --threads 1 --out "$tmp/data.svm" >/dev/null
 
 rank_pid() {  # job-tag rank: the pid of that rank of the job started with that tag
@@ -28,10 +28,11 @@ signal_case() {  # name signal rank [extra flags]
   "$RUN" -np 3 "$MPISGD" train --data "$tmp/data.svm" --epochs 100000 --batch 8 --comm-timeout "$LIMIT" \
     --save-model "$tmp/$name.model" --profile "$tmp/$name.csv" "$@" >"$tmp/$name.out" 2>&1 &
   local job=$!
-  # Signalled once the first epochs are done, so the ranks are in the loop.
+  # Signalled once the first epoch is done, so the ranks are in the loop: in the second
+  # epoch's steps or its end.
   local start=$SECONDS
   while ((SECONDS - start <= START_LIMIT)) && kill -0 "$job" 2>/dev/null; do
-    grep -qsE '^ +3 ' "$tmp/$name.out" && pid=$(rank_pid "$name" "$rank") && [[ -n $pid ]] && break
+    grep -qsE '^ +1 ' "$tmp/$name.out" && pid=$(rank_pid "$name" "$rank") && [[ -n $pid ]] && break
     sleep 0.1
   done
   [[ -n $pid ]] || { kill "$job"; cat "$tmp/$name.out"; fail "$name: no rank $rank found in the epoch loop"; }
