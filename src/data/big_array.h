@@ -7,9 +7,13 @@
 // HugePageArray also places arrays of 4 MiB and more on a 2 MiB boundary and asks the
 // kernel for transparent huge pages. For the weights that pays: SGD reads them at random,
 // and a URL-sized model's weight slots are thousands of small pages, more than a
-// second-level TLB holds, but a dozen huge ones. The CSR keeps small pages: it is read a
-// row at a time, and on virtual machines the first touch of fresh huge pages can cost
-// more than the TLB saves (docs/performance.md#figures-behind-the-code).
+// second-level TLB holds, but a dozen huge ones. The CSR takes them too: an epoch reads
+// its rows in shuffled order, each from anywhere in it, and ran faster on huge pages
+// (URL-like rows on the 2-core VM: 0.26 s against 0.35 s, medians), while their first
+// writes cost no more than small pages' there; so do the feature order's two N-sized
+// tables (docs/performance.md#set-up-against-the-epochs). Streams keep small pages: they
+// reserve dense room they mostly never write, and only what a stream writes should be
+// mapped.
 #include <sys/mman.h>
 
 #include <cstddef>
@@ -76,8 +80,8 @@ using HugePageArray = std::vector<T, BigArrayAllocator<T, true>>;
 // Maps the pages of elements [from, from + count) of a just-sized array in one call
 // (Linux 5.14+; elsewhere the first write maps them, as always). Before a read into the
 // range this is quicker than taking a page fault per page inside the copy.
-template <class T>
-void map_pages(BigArray<T>& a, size_t from, size_t count) {
+template <class T, bool kHugePages>
+void map_pages(std::vector<T, BigArrayAllocator<T, kHugePages>>& a, size_t from, size_t count) {
 #ifdef MADV_POPULATE_WRITE
   constexpr uintptr_t kPage = 4096;
   const auto begin = reinterpret_cast<uintptr_t>(a.data() + from) & ~(kPage - 1);

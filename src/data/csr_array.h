@@ -29,13 +29,13 @@ class CsrArray {
   const T* end() const { return data() + size(); }
 
   // The array to fill; only an owned array can be written.
-  BigArray<T>& owned() {
+  HugePageArray<T>& owned() {
     assert(!mapped());
     return owned_;
   }
 
  private:
-  BigArray<T> owned_;
+  HugePageArray<T> owned_;
   std::shared_ptr<const void> keep_alive_;
   const T* view_ = nullptr;
   size_t view_size_ = 0;

@@ -134,7 +134,7 @@ FeatureOrder FeatureOrder::from_counts(std::span<const uint32_t> counts, uint32_
 }
 
 FeatureOrder FeatureOrder::by_popularity(const Dataset& train, MPI_Comm comm) {
-  std::vector<uint32_t> counts(train.dim, 0);
+  HugePageArray<uint32_t> counts(train.dim, 0);
   const uint32_t* index = train.index.data();
   const size_t nnz = train.nnz();
   for (size_t k = 0; k < nnz; ++k) {

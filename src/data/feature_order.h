@@ -27,6 +27,7 @@
 
 #include <mpi.h>
 
+#include "data/big_array.h"
 #include "data/dataset.h"
 
 namespace mpisgd {
@@ -58,7 +59,7 @@ class FeatureOrder {
   std::vector<double> to_file_order(std::span<const double> internal_values) const;
 
  private:
-  std::vector<uint32_t> internal_;  // internal_[file index]
+  HugePageArray<uint32_t> internal_;  // internal_[file index]
 };
 
 }  // namespace mpisgd
