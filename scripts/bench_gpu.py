@@ -5,8 +5,8 @@ Webspam-like one (20k rows, 16.6M features, ~3,700 a row), at batch 1000 and the
 batch, with `--device cpu` on T threads (default: every core) and `--device gpu` (one
 GPU, the same T threads for the host's share). Per run: the median epoch after the first
 (the first pays the device's warm-up) and the range of those epochs, the load, the
-set-up and, for the GPU, the share of the epoch spent in its batch calls and the bytes it
-moved each way an epoch.
+set-up and, for the GPU, the shares of the epoch spent in its batch calls and in moving
+the model it holds up and back, and the bytes it moved each way an epoch.
 
 With --strategies, each file and batch also runs under those strategies (one rank: the
 default's update passes straight to the step; a top-k strategy such as
@@ -63,6 +63,7 @@ def train(build, data, device, threads, epochs, batch, profile, strategy):
     if device == "gpu":
         last = epochs_seen[-1]
         row["device_share"] = float(last["device_s_mean"]) / float(last["wall_s_mean"])
+        row["trip_share"] = float(last["model_trip_s_mean"]) / float(last["wall_s_mean"])
         row["up_mb"] = float(last["to_device_bytes"]) / 1e6
         row["down_mb"] = float(last["from_device_bytes"]) / 1e6
         row["gpu"] = re.search(r"--device gpu, rank 0: (.*)", log).group(1)
@@ -85,7 +86,7 @@ def main():
     os.makedirs(args.dir, exist_ok=True)
     rows = {"url": args.url_rows, "webspam": args.webspam_rows}
     print(f"{'file':>8} {'batch':>5} {'strategy':>24} {'device':>6} {'epoch s':>8} {'range':>13} {'vs cpu':>6} "
-          f"{'load s':>6} {'set-up s':>8} {'in device':>9} {'MB up/down an epoch':>20}")
+          f"{'load s':>6} {'set-up s':>8} {'in device':>9} {'in trips':>8} {'MB up/down an epoch':>20}")
     described = ""
     for kind in args.kinds.split(","):
         data = os.path.join(args.dir, f"{kind}{rows[kind]}.svm")
@@ -99,8 +100,8 @@ def main():
                     r = train(args.build, data, device, args.threads, args.epochs, batch,
                               os.path.join(args.dir, f"{kind}_{batch}_{name}_{device}.csv"), strategy)
                     cpu = cpu or r["epoch"]
-                    extra = (f"{r['device_share']:>8.0%} {r['up_mb']:>9.1f}/{r['down_mb']:<9.1f}" if device == "gpu"
-                             else f"{'':>9} {'':>20}")
+                    extra = (f"{r['device_share']:>9.0%} {r['trip_share']:>8.0%} {r['up_mb']:>9.1f}/{r['down_mb']:<9.1f}"
+                             if device == "gpu" else f"{'':>9} {'':>8} {'':>20}")
                     print(f"{kind:>8} {r['batch']:>5} {strategy:>24} {device:>6} {r['epoch']:>8.3f} "
                           f"{r['low']:>6.3f}-{r['high']:<6.3f} {r['epoch'] / cpu:>5.2f}x {r['load']:>6.2f} "
                           f"{r['setup']:>8.2f} {extra}", flush=True)

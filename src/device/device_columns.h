@@ -1,6 +1,7 @@
 #pragma once
 // The GPU path's columns of the profile (--device gpu), beside a strategy's own: how long
-// the ranks spent in the device's batch calls and what crossed the bus, per epoch.
+// the ranks spent in the device's batch calls and moving its held model, and what crossed
+// the bus, per epoch.
 #include <string>
 #include <vector>
 

@@ -129,23 +129,35 @@ DeviceRecord ThrustGradient::traffic() const {
 
 void ThrustGradient::take_model(const Weights& w) {
   State& s = *state_;
-  s.host_model.resize(w.dim());
-  s.host_sum_sq.resize(w.adagrad() ? w.dim() : 0);
-  w.copy_out(s.host_model, s.host_sum_sq);
-  s.model.assign(s.host_model.begin(), s.host_model.end());
-  s.model_sum_sq.assign(s.host_sum_sq.begin(), s.host_sum_sq.end());
+  const auto began = std::chrono::steady_clock::now();
+  const size_t dim = w.dim(), sums = w.adagrad() ? dim : 0;
+  s.host_model.resize(dim);
+  s.host_sum_sq.resize(sums);
+  float* const v = thrust::raw_pointer_cast(s.host_model.data());
+  float* const sum_sq = thrust::raw_pointer_cast(s.host_sum_sq.data());
+  w.copy_out({v, dim}, {sum_sq, sums});
+  s.model.resize(dim);
+  s.model_sum_sq.resize(sums);
+  thrust::copy(v, v + dim, s.model.begin());
+  thrust::copy(sum_sq, sum_sq + sums, s.model_sum_sq.begin());
   held_ = w.step_scale();
   holding_ = true;
-  traffic_.to_device += 4.0 * static_cast<double>(s.host_model.size() + s.host_sum_sq.size());
+  traffic_.to_device += 4.0 * static_cast<double>(dim + sums);
+  traffic_.model_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 }
 
 void ThrustGradient::give_model(Weights& w) {
   State& s = *state_;
-  thrust::copy(s.model.begin(), s.model.end(), s.host_model.begin());
-  thrust::copy(s.model_sum_sq.begin(), s.model_sum_sq.end(), s.host_sum_sq.begin());
-  w.copy_in(s.host_model, s.host_sum_sq, held_);
+  const auto began = std::chrono::steady_clock::now();
+  const size_t dim = s.host_model.size(), sums = s.host_sum_sq.size();
+  float* const v = thrust::raw_pointer_cast(s.host_model.data());
+  float* const sum_sq = thrust::raw_pointer_cast(s.host_sum_sq.data());
+  thrust::copy(s.model.begin(), s.model.end(), v);
+  thrust::copy(s.model_sum_sq.begin(), s.model_sum_sq.end(), sum_sq);
+  w.copy_in({v, dim}, {sum_sq, sums}, held_);
   holding_ = false;
-  traffic_.from_device += 4.0 * static_cast<double>(s.host_model.size() + s.host_sum_sq.size());
+  traffic_.from_device += 4.0 * static_cast<double>(dim + sums);
+  traffic_.model_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 }
 
 }  // namespace mpisgd

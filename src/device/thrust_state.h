@@ -8,6 +8,7 @@
 
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>
+#include <thrust/universal_vector.h>
 
 #include "device/thrust_gradient.h"
 #include "device/thrust_temporaries.h"
@@ -48,7 +49,11 @@ struct ThrustGradient::State {
   std::vector<uint32_t> host_index;
   std::vector<float> host_value, host_label;
   std::vector<uint32_t> host_feature;
-  std::vector<float> host_weights, host_model, host_sum_sq;
+  std::vector<float> host_weights;
+  // The held model's staging on its way up and back, once an epoch: in pinned memory,
+  // which the GPU copies at the bus's speed where pageable memory goes through the
+  // driver's bounce buffers.
+  thrust::universal_host_pinned_vector<float> host_model, host_sum_sq;
   std::vector<double> host_loss;
   thrust_detail::TemporaryCache temporaries;
 };

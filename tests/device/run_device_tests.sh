@@ -27,8 +27,11 @@ if grep -q '^the GPU path on CUDA' "$tmp/device.out"; then backend=cuda; fi
 train() {  # name device ranks data test [flags]
   local name=$1 device=$2 ranks=$3 data=$4 test=$5; shift 5
   timeout "$HANG" "$RUN" -np "$ranks" "$MPISGD" train --data "$data" --test "$test" --device "$device" --threads 1 \
-    --epochs 2 --save-model "$tmp/$name.$device.model" --no-progress "$@" >"$tmp/$name.$device.out" 2>&1
+    --epochs 2 --save-model "$tmp/$name.$device.model" --profile "$tmp/$name.$device.csv" --no-progress "$@" \
+    >"$tmp/$name.$device.out" 2>&1
 }
+# Every epoch's value of a profile column, one a line.
+column() { awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) at = i; next } at { print $at }' "$1"; }
 # The last epoch's test accuracy: the per-epoch table's last column, a fraction.
 accuracy() { awk '/^ *[0-9]+ +[0-9]+ /{ a = $NF } END { print a }' "$1"; }
 # ||a - b|| / ||b|| over two LIBLINEAR model files' weights (the lines after `w`).
@@ -82,6 +85,14 @@ for c in "${cases[@]}"; do
     topk-gaussian) expect_contains "$tmp/$name.gpu.out" "top-k selects on the host" \
       "$name: a selection the device does not make, said so" ;;
   esac
+  # The model's trips up and back are timed where the device holds it, and only there.
+  trips=$(column "$tmp/$name.gpu.csv" model_trip_s_mean)
+  [[ -n $trips ]] || fail "$name: the profile has no model_trip_s_mean"
+  if grep -q "the model lives on the device" "$tmp/$name.gpu.out"; then
+    awk '$1 + 0 <= 0 { exit 1 }' <<<"$trips" || fail "$name: a held model's trips took no time: $trips"
+  else
+    awk '$1 + 0 != 0 { exit 1 }' <<<"$trips" || fail "$name: trips timed for a model the host kept: $trips"
+  fi
   if [[ $backend == omp ]]; then
     cmp -s "$tmp/$name.cpu.model" "$tmp/$name.gpu.model" ||
       fail "$name: --device gpu (OpenMP backend) wrote another model than --device cpu"
