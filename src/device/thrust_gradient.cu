@@ -9,12 +9,19 @@
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/for_each.h>
+#include <thrust/functional.h>
 #include <thrust/gather.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/discard_iterator.h>
+#include <thrust/iterator/permutation_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
+#include <thrust/reduce.h>
 #include <thrust/scan.h>
 #include <thrust/sequence.h>
 #include <thrust/sort.h>
 #include <thrust/transform.h>
+#include <thrust/tuple.h>
 #include <thrust/unique.h>
 
 #include "device/gpu_batch_device.h"
@@ -147,6 +154,45 @@ struct SlotSum {
   }
 };
 
+// The segmented form of SlotSum (Slots::by_entry): term t = c E + q is entry q of the
+// feature-sorted order in column c, keyed by its slot in column-major order, c U + u, so
+// that each key's terms are adjacent; the reduction's i-th sum is slot SlotOfKey(i).
+struct TermKey {
+  const uint32_t* sorted_slot;
+  uint64_t entries;
+  uint32_t distinct;
+  MPISGD_HD uint64_t operator()(uint64_t t) const {
+    return t / entries * distinct + sorted_slot[t % entries];
+  }
+};
+struct Term {
+  const uint32_t* order;
+  const uint32_t* entry_row;
+  const uint64_t* entry_at;
+  const float* value;
+  const float* coef;
+  uint64_t entries;
+  uint32_t k;
+  MPISGD_HD thrust::tuple<float, uint8_t> operator()(uint64_t t) const {
+    const auto c = static_cast<uint32_t>(t / entries);
+    const uint32_t e = order[t % entries];
+    const float cf = coef[size_t{entry_row[e]} * k + c];
+    if (cf == 0) return {0.0f, uint8_t{0}};  // as SlotSum, which skips it
+    return {cf * value[entry_at[e]], uint8_t{1}};
+  }
+};
+struct AddTerms {
+  MPISGD_HD thrust::tuple<float, uint8_t> operator()(const thrust::tuple<float, uint8_t>& a,
+                                                     const thrust::tuple<float, uint8_t>& b) const {
+    return {thrust::get<0>(a) + thrust::get<0>(b), static_cast<uint8_t>(thrust::get<1>(a) | thrust::get<1>(b))};
+  }
+};
+struct SlotOfKey {
+  uint32_t distinct;
+  uint32_t k;
+  MPISGD_HD uint32_t operator()(uint32_t i) const { return i % distinct * k + i / distinct; }
+};
+
 // Slot id's stored weight (column id % K of the batch's feature id / K), read from the
 // model the device holds.
 struct HeldWeight {
@@ -166,12 +212,18 @@ struct SlotPair {
 
 }  // namespace
 
-ThrustGradient::ThrustGradient(const Dataset& data, uint32_t columns, Margins margins, int host_threads, Rows rows)
+ThrustGradient::Slots ThrustGradient::default_slots() {
+  return gpu_backend() == GpuBackend::cuda ? Slots::by_entry : Slots::by_slot;
+}
+
+ThrustGradient::ThrustGradient(const Dataset& data, uint32_t columns, Margins margins, int host_threads, Rows rows,
+                               Slots slots)
     : state_(std::make_unique<State>()),
       columns_(columns < 1 ? 1 : columns),
       host_threads_(host_threads < 1 ? 1 : host_threads),
       margins_(gpu_backend() == GpuBackend::cuda ? margins : Margins::by_row),
-      rows_(rows) {
+      rows_(rows),
+      slots_(slots) {
   if (rows_ == Rows::streamed) return;
   State& s = *state_;
   s.row_ptr.assign(data.row_ptr.data(), data.row_ptr.data() + data.row_ptr.size());
@@ -299,19 +351,30 @@ uint32_t ThrustGradient::update_on_device(const Dataset& data, std::span<const u
   thrust::copy(s.row_loss.begin(), s.row_loss.end(), s.host_loss.begin());
   for (double l : s.host_loss) result.loss_sum += l;
 
-  // 4. Each slot's sum over the batch, in batch order, and the touched ones compacted.
+  // 4. Each slot's sum over the batch (Slots), and the touched ones compacted.
   s.sorted_slot = s.entry_slot;
   s.order.resize(entries);
   thrust::sequence(on, s.order.begin(), s.order.end());
   thrust::stable_sort_by_key(on, s.sorted_slot.begin(), s.sorted_slot.end(), s.order.begin());
-  s.first.resize(size_t{distinct} + 1);
-  thrust::lower_bound(on, s.sorted_slot.begin(), s.sorted_slot.end(), zero, zero + distinct + 1, s.first.begin());
   const uint32_t slots = distinct * k;
   s.sum.resize(slots);
   s.touched.resize(slots);
-  thrust::for_each(on, zero, zero + slots,
-                   SlotSum{raw(s.first), raw(s.order), raw(s.entry_row), raw(s.entry_at), raw(s.value), raw(s.coef),
-                           raw(s.sum), raw(s.touched), k});
+  if (slots_ == Slots::by_entry) {
+    thrust::counting_iterator<uint64_t> term(0);
+    const auto key = thrust::make_transform_iterator(term, TermKey{raw(s.sorted_slot), entries, distinct});
+    const auto value = thrust::make_transform_iterator(
+        term, Term{raw(s.order), raw(s.entry_row), raw(s.entry_at), raw(s.value), raw(s.coef), entries, k});
+    const auto slot = thrust::make_transform_iterator(zero, SlotOfKey{distinct, k});
+    const auto into = thrust::make_permutation_iterator(thrust::make_zip_iterator(s.sum.begin(), s.touched.begin()), slot);
+    thrust::reduce_by_key(on, key, key + entries * k, value, thrust::make_discard_iterator(), into,
+                          thrust::equal_to<uint64_t>(), AddTerms{});
+  } else {
+    s.first.resize(size_t{distinct} + 1);
+    thrust::lower_bound(on, s.sorted_slot.begin(), s.sorted_slot.end(), zero, zero + distinct + 1, s.first.begin());
+    thrust::for_each(on, zero, zero + slots,
+                     SlotSum{raw(s.first), raw(s.order), raw(s.entry_row), raw(s.entry_at), raw(s.value), raw(s.coef),
+                             raw(s.sum), raw(s.touched), k});
+  }
   s.touched_id.resize(slots);
   const auto nnz =
       static_cast<uint32_t>(thrust::copy_if(on, zero, zero + slots, s.touched.begin(), s.touched_id.begin(), IsSet{}) -

@@ -7,17 +7,18 @@
 //      (take_model), else on the host, copying them up: U K floats for U distinct features,
 //   3. computes each row's K margins (under CUDA a warp a margin, Margins below), then its
 //      loss and coefficients scale x f'(m) (model/loss.h, the code the CPU path runs),
-//   4. sums each touched weight slot's contributions in batch order, one slot per device
-//      thread, and compacts the touched slots into (index, value) pairs, ascending,
+//   4. sums each touched weight slot's contributions (in batch order a thread a slot, or
+//      as one segmented reduction over the entries, Slots below) and compacts the touched
+//      slots into (index, value) pairs, ascending,
 // and copies the pairs down into the update stream; or leaves them on the device, for
 // the held model's step (compute_and_step) or for the error feedback kept there
 // (make_feedback). step() applies a strategy's sum the way Weights does, with the same
 // arithmetic (model/step_rule.h), so the model's bits do not depend on where it was
-// stepped. Every sum runs in the order the CPU path's one thread sums it (a margin over
-// the row's entries, a slot over the batch's rows), so under the OpenMP backend the
-// update and the loss equal BatchGradient's at T = 1 bit for bit, whatever the thread
-// count; under CUDA they agree to rounding (nvcc contracts multiply-adds, and a warp adds
-// a margin's terms in another order).
+// stepped. Under the OpenMP backend every sum runs in the order the CPU path's one thread
+// sums it (a margin over the row's entries, a slot over the batch's rows), so the update
+// and the loss equal BatchGradient's at T = 1 bit for bit, whatever the thread count;
+// under CUDA they agree to rounding (nvcc contracts multiply-adds, and a warp adds a
+// margin's terms, the segmented reduction a slot's, in other orders).
 // Rows that do not fit on the device go up batch by batch (Rows::streamed).
 // Per batch: O(E log E) device work for E entries (the sort); across the bus U K floats
 // up and the update's pairs down with the model on the host; with it on the device the
@@ -41,12 +42,18 @@ class ThrustGradient : public BatchDevice {
   // buffers and the model, each batch's rows copied up for it (a CSR of its own, from the
   // `data` that compute() is given), not overlapped with the kernels.
   enum class Rows { resident, streamed };
+  // How step 4 sums the slots: a device thread a slot, walking its entries in batch order
+  // (the CPU path's order, the OpenMP backend's default), or a segmented reduction over
+  // all the batch's entries (reduce_by_key, CUDA's default): a popular feature's slot has
+  // up to an entry per row of the batch, and its thread kept the rest of its warp waiting.
+  enum class Slots { by_slot, by_entry };
+  static Slots default_slots();
 
   // Uploads the rows of `data` (CSR, labels) unless they are streamed, for a model of
   // `columns` weight columns; `host_threads` gather the batch's weights from the host's
   // model.
   ThrustGradient(const Dataset& data, uint32_t columns, Margins margins = Margins::by_warp, int host_threads = 1,
-                 Rows rows = Rows::resident);
+                 Rows rows = Rows::resident, Slots slots = default_slots());
   ~ThrustGradient() override;
 
   BatchLoss compute(const Dataset& data, std::span<const uint64_t> rows, Weights& w, const Loss& loss, float scale,
@@ -91,6 +98,7 @@ class ThrustGradient : public BatchDevice {
   int host_threads_;
   Margins margins_;
   Rows rows_;
+  Slots slots_;
   DeviceRecord traffic_;
   Stream<float> own_;                // compute_and_step's update
   ThrustFeedback* feedback_ = nullptr;  // the strategy's, once make_feedback made it

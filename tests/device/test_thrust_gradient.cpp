@@ -166,6 +166,43 @@ TEST_CASE("thrust gradient: a warp a margin agrees with a thread a row", "[devic
   }
 }
 
+// The slots summed by one segmented reduction (CUDA's default) against a thread a slot in
+// batch order, on both backends: the same touched slots, sums equal to rounding. Few
+// features, so that each is in many of a batch's rows; the hinge's zero coefficients mark
+// nothing.
+TEST_CASE("thrust gradient: a reduction over the entries sums the slots as a thread a slot does", "[device]") {
+  std::mt19937_64 rng(35);
+  for (const Loss& loss : {Loss{LossKind::logistic}, Loss{LossKind::hinge}, logistic_for(3),
+                           loss_for(LossKind::hinge, 3, Multiclass::ovr)}) {
+    const uint32_t classes = loss.columns;
+    INFO("K " << classes << ", hinge " << (loss.kind == LossKind::hinge));
+    const uint32_t features = 300, dim = features * classes;
+    const Dataset d = classed_rows(rng, 400, features, 120, classes);
+    Weights w = random_weights(rng, dim);
+    using G = ThrustGradient;
+    G by_slot(d, classes, G::Margins::by_row, 1, G::Rows::resident, G::Slots::by_slot);
+    G by_entry(d, classes, G::Margins::by_row, 1, G::Rows::resident, G::Slots::by_entry);
+    for (const size_t size : {400, 1, 57}) {
+      INFO("batch " << size);
+      const std::vector<uint64_t> batch = random_batch(rng, d.rows(), size);
+      Stream<float> a, b;
+      const BatchLoss al = by_entry.compute(d, batch, w, loss, 0.1f, a);
+      const BatchLoss bl = by_slot.compute(d, batch, w, loss, 0.1f, b);
+      CHECK(std::bit_cast<uint64_t>(al.loss_sum) == std::bit_cast<uint64_t>(bl.loss_sum));
+      REQUIRE(a.count() == b.count());
+      CHECK(al.nnz == bl.nnz);
+      size_t index_differs = 0, value_differs = 0;
+      for (size_t j = 0; j < a.count(); ++j) {
+        const Pair<float> x = a.pairs()[j], y = b.pairs()[j];
+        index_differs += x.index != y.index;
+        value_differs += std::abs(x.value - y.value) > 1e-5f * (1 + std::abs(y.value));
+      }
+      CHECK(index_differs == 0);
+      CHECK(value_differs == 0);
+    }
+  }
+}
+
 TEST_CASE("thrust gradient: compute_and_step takes the CPU path's step", "[device]") {
   std::mt19937_64 rng(13);
   const uint32_t dim = 300;
