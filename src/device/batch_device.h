@@ -44,9 +44,11 @@ class BatchDevice {
                                      const Loss& loss, float scale, double eta) = 0;
 
   // A device that can hold the model: take_model() copies `w` (v, its scale and AdaGrad's
-  // sums) to the device; until give_model() writes the device's copy back into `w`,
-  // compute() and compute_and_step() read and step that copy and leave `w` alone, and
-  // step() takes the step with a strategy's combined sum, returning its non-zeros.
+  // sums) to the device, unless the device still has the state it last gave back to `w`
+  // and `w` has not changed since (Weights::stamp); until give_model() writes the
+  // device's copy back into `w`, compute() and compute_and_step() read and step that copy
+  // and leave `w` alone, and step() takes the step with a strategy's combined sum,
+  // returning its non-zeros.
   virtual bool can_hold_model() const { return false; }
   virtual void take_model(const Weights& /*w*/) {}
   virtual void give_model(Weights& /*w*/) {}

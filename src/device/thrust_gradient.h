@@ -94,6 +94,10 @@ class ThrustGradient : public BatchDevice {
   std::unique_ptr<State> state_;
   bool holding_ = false;  // the model is on the device (take_model .. give_model)
   StepScale held_;        // its step's scalars, driven from here
+  // The Weights the model last went back to, and its stamp then: while that state stands
+  // (Weights::stamp), the device's copy is still it, and take_model copies nothing up.
+  const Weights* given_to_ = nullptr;
+  uint64_t given_stamp_ = 0;
   uint32_t columns_;
   int host_threads_;
   Margins margins_;

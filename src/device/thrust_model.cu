@@ -129,6 +129,11 @@ DeviceRecord ThrustGradient::traffic() const {
 
 void ThrustGradient::take_model(const Weights& w) {
   State& s = *state_;
+  held_ = w.step_scale();
+  holding_ = true;
+  // The device still has the state it gave back, which nothing has changed since: the
+  // next epoch's take after an evaluation or a checkpoint, which only read the model.
+  if (&w == given_to_ && w.stamp() == given_stamp_) return;
   const auto began = std::chrono::steady_clock::now();
   const size_t dim = w.dim(), sums = w.adagrad() ? dim : 0;
   s.host_model.resize(dim);
@@ -140,8 +145,6 @@ void ThrustGradient::take_model(const Weights& w) {
   s.model_sum_sq.resize(sums);
   thrust::copy(v, v + dim, s.model.begin());
   thrust::copy(sum_sq, sum_sq + sums, s.model_sum_sq.begin());
-  held_ = w.step_scale();
-  holding_ = true;
   traffic_.to_device += 4.0 * static_cast<double>(dim + sums);
   traffic_.model_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 }
@@ -156,6 +159,8 @@ void ThrustGradient::give_model(Weights& w) {
   thrust::copy(s.model_sum_sq.begin(), s.model_sum_sq.end(), sum_sq);
   w.copy_in({v, dim}, {sum_sq, sums}, held_);
   holding_ = false;
+  given_to_ = &w;
+  given_stamp_ = w.stamp();
   traffic_.from_device += 4.0 * static_cast<double>(dim + sums);
   traffic_.model_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 }

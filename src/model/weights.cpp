@@ -1,5 +1,6 @@
 #include "model/weights.h"
 
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -19,6 +20,12 @@ Weights::Weights(uint32_t dim, double l2, bool adagrad, int threads)
     : slots_(dim, Slot{0.0f, 0.0f}), threads_(threads) {
   step_.l2 = l2;
   if (adagrad) adagrad_.assign(dim, 0.0f);
+  restamp();
+}
+
+void Weights::restamp() {
+  static std::atomic<uint64_t> next{1};
+  stamp_ = next.fetch_add(1, std::memory_order_relaxed);
 }
 
 double Weights::dot_known(std::span<const uint32_t> index, std::span<const float> value) const {
@@ -40,7 +47,9 @@ void Weights::margins_known(std::span<const uint32_t> index, std::span<const flo
   margins(index.first(known), value.first(known), m);
 }
 
+// Every step (step_sparse, step_pairs, step_dense, step_scratch) begins here.
 void Weights::begin_step(double eta) {
+  restamp();
   step_.begin(eta);
 }
 
@@ -67,6 +76,7 @@ void Weights::write_changes(std::span<const uint32_t> moved, Stream<float>& out)
 }
 
 void Weights::take_mean_change(const Stream<float>& own, const Stream<float>& sum, int ranks) {
+  restamp();
   // One ascending walk over both streams, so that each index's slot is visited once (the
   // walk is most of an average's cost: two random reads a changed feature). An index this
   // rank changed whose changes summed to exactly zero may carry no pair in the sum; it
@@ -172,6 +182,7 @@ void Weights::copy_in(std::span<const float> v, std::span<const float> sum_sq, c
     if (sums) adagrad_[j] = sum_sq[j];
   }
   step_ = step;
+  restamp();
 }
 
 void Weights::save_state(StateWriter& out) const {
@@ -192,6 +203,7 @@ void Weights::load_state(StateReader& in) {
     throw std::runtime_error("checkpoint model has another learning-rate schedule");
   adagrad_ = std::move(adagrad);
   step_.scale = scale;
+  restamp();
 }
 
 }  // namespace mpisgd

@@ -115,12 +115,18 @@ class Weights {
   void copy_out(std::span<float> v, std::span<float> sum_sq) const;
   void copy_in(std::span<const float> v, std::span<const float> sum_sq, const StepScale& step);
 
+  // Changes with every change of the state (v, its scale, AdaGrad's sums) and is unique
+  // across all Weights, so two states with one stamp are the same state (a copy takes
+  // its source's): a device that gave the model back knows whether it still holds it.
+  uint64_t stamp() const { return stamp_; }
+
   // The exact bits of the state (scale, v, Adagrad's sums), for checkpoints. load_state
   // throws std::runtime_error for a state of another dimension or schedule.
   void save_state(StateWriter& out) const;
   void load_state(StateReader& in);
 
  private:
+  void restamp();
   void update(uint32_t i, float g) {
     step_coordinate(slots_[i].v, adagrad_.empty() ? nullptr : &adagrad_[i], g, step_.coef);
   }
@@ -134,6 +140,7 @@ class Weights {
   std::vector<float> base_;     // v at the last mark_base(), empty until then
   StepScale step_;
   int threads_;
+  uint64_t stamp_ = 0;
 };
 
 }  // namespace mpisgd

@@ -291,6 +291,58 @@ TEST_CASE("thrust gradient: a held model steps as the host's does", "[device]") 
   }
 }
 
+// Epoch after epoch: the model goes up again only where the host's state changed since it
+// came back, and the device steps from the state the host has either way.
+TEST_CASE("thrust gradient: a model given back and left alone is not copied up again", "[device]") {
+  std::mt19937_64 rng(31);
+  const uint32_t dim = 300;
+  const Dataset d = random_dataset(rng, 100, dim, 20, false);
+  const Loss loss{LossKind::logistic};
+  Weights on_device = random_weights(rng, dim);
+  Weights on_host = on_device;
+  ThrustGradient gpu(d, 1);
+  BatchGradient cpu(d, dim, 1, 20);
+  const auto epoch = [&] {
+    gpu.take_model(on_device);
+    for (int step = 0; step < 5; ++step) {
+      const std::vector<uint64_t> batch = random_batch(rng, d.rows(), 20);
+      gpu.compute_and_step(d, batch, on_device, loss, 1.0f / 20, 0.5);
+      cpu.compute_and_step(d, batch, on_host, loss, 1.0f / 20, 0.5);
+    }
+    gpu.give_model(on_device);
+  };
+  const auto same = [&] {
+    if (exact()) {
+      CHECK(on_device.hash() == on_host.hash());
+    } else {
+      for (uint32_t i = 0; i < dim; ++i)
+        CHECK(on_device.weight(i) == Approx(on_host.weight(i)).epsilon(1e-4).margin(1e-5));
+    }
+  };
+  epoch();
+  double up = gpu.traffic().to_device;
+  epoch();  // nothing touched the host's model in between
+  CHECK(gpu.traffic().to_device - up < 4.0 * dim);
+  same();
+
+  // A step on the host (a checkpoint loaded, say) must go up with the next epoch.
+  const std::vector<uint32_t> index = {0, 7, dim - 1};
+  const std::vector<float> g = {0.5f, -0.25f, 1.0f};
+  on_device.step_sparse(0.3, index, g);
+  on_host.step_sparse(0.3, index, g);
+  up = gpu.traffic().to_device;
+  epoch();
+  CHECK(gpu.traffic().to_device - up >= 4.0 * dim);
+  same();
+
+  // So must another model.
+  Weights other = random_weights(rng, dim);
+  const uint64_t its = other.hash();
+  gpu.take_model(other);
+  gpu.give_model(other);
+  CHECK(other.hash() == its);
+}
+
 // Rows streamed batch by batch (for rows that do not fit on the device) against rows
 // uploaded once: the same update for every batch (empty ones, repeated rows, K columns),
 // and the same model after steps of a held model.
