@@ -30,8 +30,6 @@ train() {  # name device ranks data test [flags]
     --epochs 2 --save-model "$tmp/$name.$device.model" --profile "$tmp/$name.$device.csv" --no-progress "$@" \
     >"$tmp/$name.$device.out" 2>&1
 }
-# Every epoch's value of a profile column, one a line.
-column() { awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) at = i; next } at { print $at }' "$1"; }
 # The last epoch's test accuracy: the per-epoch table's last column, a fraction.
 accuracy() { awk '/^ *[0-9]+ +[0-9]+ /{ a = $NF } END { print a }' "$1"; }
 # ||a - b|| / ||b|| over two LIBLINEAR model files' weights (the lines after `w`).
@@ -87,10 +85,10 @@ for c in "${cases[@]}"; do
   esac
   # A held model comes down every epoch (20,000 features, 4 bytes a weight and column);
   # a model the host keeps makes no trips.
-  trips=$(column "$tmp/$name.gpu.csv" model_trip_s_mean)
+  trips=$(profile_column "$tmp/$name.gpu.csv" model_trip_s_mean)
   [[ -n $trips ]] || fail "$name: the profile has no model_trip_s_mean"
   if grep -q "the model lives on the device" "$tmp/$name.gpu.out"; then
-    down=$(column "$tmp/$name.gpu.csv" from_device_bytes)
+    down=$(profile_column "$tmp/$name.gpu.csv" from_device_bytes)
     awk '$1 + 0 < 80000 { exit 1 }' <<<"$down" || fail "$name: a held model did not come down each epoch: $down"
   else
     awk '$1 + 0 != 0 { exit 1 }' <<<"$trips" || fail "$name: trips timed for a model the host kept: $trips"

@@ -19,3 +19,7 @@ expect_contains() {  # file pattern what
   pass
 }
 done_checks() { echo "$checks checks passed"; }
+# Every epoch's value of a profile CSV's column, found by its header, one a line.
+profile_column() {  # file column
+  awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) at = i; next } at { print $at }' "$1"
+}

@@ -21,8 +21,8 @@ accuracy() {  # name ranks strategy [flags]: the test accuracy after the last ep
     --no-progress --profile "$tmp/$name.csv" --strategy "$@" \
     >"$tmp/$name.out" 2>&1 || { cat "$tmp/$name.out"; fail "$name: training failed"; }
   expect_contains "$tmp/$name.out" "identical on all $ranks ranks" "$name: one model"
-  # The parameter servers' columns follow test_accuracy: find it by its header.
-  awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "test_accuracy") c = i } END { print $c }' "$tmp/$name.csv"
+  # The parameter servers' columns follow test_accuracy: found by its header.
+  profile_column "$tmp/$name.csv" test_accuracy | tail -n 1
 }
 
 within_a_point() {  # name accuracy reference
