@@ -5,7 +5,7 @@
 #include <numeric>
 #include <utility>
 
-#include "comm/counted_comm.h"
+#include "comm/sum_in_place.h"
 
 namespace mpisgd {
 namespace {
@@ -141,12 +141,9 @@ FeatureOrder FeatureOrder::by_popularity(const Dataset& train, MPI_Comm comm) {
     if (k + kAhead < nnz) __builtin_prefetch(&counts[index[k + kAhead]], 1);
     ++counts[index[k]];
   }
-  // In pieces, as N may pass INT_MAX. A count wraps past 2^32 rows, which would only make
-  // the order less apt; every rank still gets the same one.
-  for (size_t at = 0; at < counts.size(); at += kMaxMpiCount) {
-    const int n = static_cast<int>(std::min(counts.size() - at, kMaxMpiCount));
-    MPI_Allreduce(MPI_IN_PLACE, counts.data() + at, n, MPI_UINT32_T, MPI_SUM, comm);
-  }
+  // A count wraps past 2^32 rows, which would only make the order less apt; every rank
+  // still gets the same one.
+  sum_in_place(std::span<uint32_t>(counts.data(), counts.size()), comm);
   int ranks = 1;
   MPI_Comm_size(comm, &ranks);
   return from_counts(counts, stripes_for(ranks));

@@ -1,0 +1,62 @@
+#include "comm/sum_in_place.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace mpisgd {
+namespace {
+
+constexpr int kTagSum = 41;
+
+// Rank i's block of the n values, [n i / p, n (i + 1) / p): sizes differ by at most one.
+struct Blocks {
+  size_t n;
+  int p;
+  size_t begin(int i) const { return n * static_cast<size_t>(i) / static_cast<size_t>(p); }
+  size_t end(int i) const { return begin(i + 1); }
+};
+
+// Piece k of block i: empty past the block's end, so that every rank, counting pieces of
+// the largest block, makes as many exchanges a round as its partners do.
+struct Piece {
+  size_t at, count;
+};
+Piece piece_of(const Blocks& b, int i, size_t k, size_t piece) {
+  const size_t at = std::min(b.end(i), b.begin(i) + k * piece);
+  return {at, std::min(b.end(i), at + piece) - at};
+}
+
+}  // namespace
+
+void sum_in_place(std::span<uint32_t> values, MPI_Comm comm, size_t piece) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (size == 1) return;
+  const Blocks blocks{values.size(), size};
+  const size_t largest = (values.size() + static_cast<size_t>(size) - 1) / static_cast<size_t>(size);
+  const size_t pieces = (largest + piece - 1) / piece;
+  std::vector<uint32_t> heard(std::min(piece, largest));
+  uint32_t* v = values.data();
+  // Reduce-scatter: round s adds rank r - s's values of this rank's block to its own.
+  for (int s = 1; s < size; ++s) {
+    const int to = (rank + s) % size, from = (rank - s + size) % size;
+    for (size_t k = 0; k < pieces; ++k) {
+      const Piece out = piece_of(blocks, to, k, piece), in = piece_of(blocks, rank, k, piece);
+      MPI_Sendrecv(v + out.at, static_cast<int>(out.count), MPI_UINT32_T, to, kTagSum, heard.data(),
+                   static_cast<int>(in.count), MPI_UINT32_T, from, kTagSum, comm, MPI_STATUS_IGNORE);
+      for (size_t j = 0; j < in.count; ++j) v[in.at + j] += heard[j];
+    }
+  }
+  // Allgather: round s hands this rank's summed block to rank r + s and takes r - s's.
+  for (int s = 1; s < size; ++s) {
+    const int to = (rank + s) % size, from = (rank - s + size) % size;
+    for (size_t k = 0; k < pieces; ++k) {
+      const Piece out = piece_of(blocks, rank, k, piece), in = piece_of(blocks, from, k, piece);
+      MPI_Sendrecv(v + out.at, static_cast<int>(out.count), MPI_UINT32_T, to, kTagSum, v + in.at,
+                   static_cast<int>(in.count), MPI_UINT32_T, from, kTagSum, comm, MPI_STATUS_IGNORE);
+    }
+  }
+}
+
+}  // namespace mpisgd
