@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "comm/counted_comm.h"
+
 namespace mpisgd {
 namespace {
 
@@ -28,11 +30,19 @@ Piece piece_of(const Blocks& b, int i, size_t k, size_t piece) {
 
 }  // namespace
 
-void sum_in_place(std::span<uint32_t> values, MPI_Comm comm, size_t piece) {
+void sum_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& how) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (size == 1) return;
+  if (size > how.pairwise_ranks) {
+    for (size_t at = 0; at < values.size(); at += kMaxMpiCount) {
+      const int n = static_cast<int>(std::min(values.size() - at, kMaxMpiCount));
+      MPI_Allreduce(MPI_IN_PLACE, values.data() + at, n, MPI_UINT32_T, MPI_SUM, comm);
+    }
+    return;
+  }
+  const size_t piece = how.piece;
   const Blocks blocks{values.size(), size};
   const size_t largest = (values.size() + static_cast<size_t>(size) - 1) / static_cast<size_t>(size);
   const size_t pieces = (largest + piece - 1) / piece;
