@@ -1,7 +1,9 @@
 #include "sparse/stream_sum.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+#include <type_traits>
 
 namespace mpisgd {
 namespace {
@@ -18,20 +20,27 @@ void add_dense(V* __restrict acc, const V* __restrict in, size_t n) {
   for (size_t i = 0; i < n; ++i) acc[i] += in[i];
 }
 
-// Two-pointer merge of ascending pairs; returns the number written to `out`.
+// Two-pointer merge of ascending pairs; returns the number written to `out`. Which side
+// advances is as good as random for two gradients' indices, so the choice is made with
+// masks, not branches: 3.5 ns an item against 4.5 with a branch a pair, on fresh pairs of
+// 2,500-5,000 random indices a side over 1.6M. A ternary lets g++ bring the branches back.
+// A lone value is selected, not added to zero, so its bits (a -0.0 among them) are kept.
 template <class V>
 uint32_t merge(std::span<const Pair<V>> a, std::span<const Pair<V>> b, Pair<V>* __restrict out) {
+  using Bits = std::conditional_t<sizeof(V) == 4, uint32_t, uint64_t>;
   size_t i = 0, j = 0;
   uint32_t n = 0;
   while (i < a.size() && j < b.size()) {
-    uint32_t ia = a[i].index, ib = b[j].index;
-    if (ia < ib) {
-      out[n++] = a[i++];
-    } else if (ib < ia) {
-      out[n++] = b[j++];
-    } else {
-      out[n++] = Pair<V>{ia, a[i++].value + b[j++].value};
-    }
+    const Pair<V> x = a[i], y = b[j];
+    const bool take_a = x.index <= y.index, take_b = y.index <= x.index;
+    const Bits ma = Bits{0} - take_a, mb = Bits{0} - take_b;
+    const Bits sum = std::bit_cast<Bits>(static_cast<V>(x.value + y.value));
+    const Bits value =
+        (sum & ma & mb) | (std::bit_cast<Bits>(x.value) & ma & ~mb) | (std::bit_cast<Bits>(y.value) & mb & ~ma);
+    const uint32_t ia = static_cast<uint32_t>(ma);
+    out[n++] = Pair<V>{(x.index & ia) | (y.index & ~ia), std::bit_cast<V>(value)};
+    i += take_a;
+    j += take_b;
   }
   for (; i < a.size(); ++i) out[n++] = a[i];
   for (; j < b.size(); ++j) out[n++] = b[j];

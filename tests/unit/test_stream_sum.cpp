@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <vector>
@@ -423,6 +424,38 @@ TEMPLATE_TEST_CASE("add_overlapping: the four cases against a dense sum", "[stre
     check(true, {{42, 2}}, false, {{42, 1}}, sw, one, true);
     check(false, {{42, 2}}, true, {{42, 1}}, sw, one, true);
     check(true, {{42, 2}}, true, {{42, 1}}, sw, one, true);
+  }
+}
+
+TEMPLATE_TEST_CASE("add_overlapping: a sparse merge keeps lone values' bits and adds shared ones", "[stream]",
+                   float, double) {
+  // The merge picks each pair's index and value without branches; a lone value must come
+  // through bit for bit (-0.0 and a subnormal among them), not as v + 0, and a shared one
+  // must be the IEEE sum, the same whichever side it came from.
+  using V = TestType;
+  const Range r{10, 60};
+  const V tiny = std::numeric_limits<V>::denorm_min();
+  const std::vector<Pair<V>> a = {{11, static_cast<V>(-0.0)}, {20, V(0.1)}, {30, tiny}, {41, V(-3.7)}, {59, V(1e-7)}};
+  const std::vector<Pair<V>> b = {{10, V(2.5)}, {20, V(0.2)}, {31, static_cast<V>(-0.0)}, {41, V(3.7)}, {59, V(-0.3)}};
+  auto stream = [&](const std::vector<Pair<V>>& pairs) {
+    Stream<V> s(r.length());
+    s.set_sparse(static_cast<uint32_t>(pairs.size()));
+    std::copy(pairs.begin(), pairs.end(), s.pairs().begin());
+    return s;
+  };
+  const std::vector<Pair<V>> expected = {{10, V(2.5)},   {11, static_cast<V>(-0.0)},
+                                         {20, V(V(0.1) + V(0.2))}, {30, tiny},
+                                         {31, static_cast<V>(-0.0)}, {41, V(V(-3.7) + V(3.7))},
+                                         {59, V(V(1e-7) + V(-0.3))}};
+  for (bool swapped : {false, true}) {
+    Stream<V> acc = stream(swapped ? b : a), in = stream(swapped ? a : b), scratch;
+    add_overlapping(acc, in, scratch, r, DenseSwitch{1.0});
+    REQUIRE(!acc.is_dense());
+    REQUIRE(acc.count() == expected.size());
+    for (size_t j = 0; j < expected.size(); ++j) {
+      CHECK(acc.pairs()[j].index == expected[j].index);
+      CHECK(std::memcmp(&acc.pairs()[j].value, &expected[j].value, sizeof(V)) == 0);
+    }
   }
 }
 
