@@ -34,7 +34,7 @@ LIBLINEAR's accuracy at P = 1 and 4, with ovr and with softmax.
 usage: scripts/bench_time_to_accuracy.py [--kinds url,webspam] [--url-rows 200000]
          [--webspam-rows 16000] [--max-epochs 10] [--within 0.01] [--dir out/bench]
          [--configs 1x1,1x2,2x1,4x1] [--multiclass ovr] [--no-sklearn]
-         [--seed 1] [--network none|shared|per-rank] [--rate 1gbit]
+         [--seed 1 | --seed 1,2,3,4,5] [--network none|shared|per-rank] [--rate 1gbit]
 --network runs mpisgd over scripts/slow_network.sh's emulated network (root, Open MPI);
 the "vs P=1" column is then each config's ratio to the first config's time.
 Needs `scripts/install_deps.sh --bench` (scikit-learn, and Fashion-MNIST for kind fashion);
@@ -44,6 +44,7 @@ import csv
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -126,7 +127,7 @@ def liblinear(train, test):
     return seconds, float(re.search(r"Accuracy = ([0-9.]+)%", out.stdout).group(1)) / 100
 
 
-def mpisgd(train, test, ranks, threads, strategy, multiclass, args):
+def mpisgd(train, test, ranks, threads, strategy, multiclass, seed, args):
     """(set-up seconds, [(epoch training seconds, test accuracy)]); multiclass None on two classes."""
     max_epochs, out = args.max_epochs, args.dir
     profile = os.path.join(out, f"tta_mpisgd_p{ranks}_t{threads}{'_' + strategy if strategy else ''}"
@@ -134,7 +135,7 @@ def mpisgd(train, test, ranks, threads, strategy, multiclass, args):
     launcher = [MPIRUN] if args.network == "none" else [SLOW_NETWORK, "--mode", args.network, "--rate", args.rate, "--"]
     cmd = launcher + ["-np", str(ranks), os.path.join(BUILD, "mpisgd"), "train", "--data", train, "--test", test,
                       "--threads", str(threads), "--epochs", str(max_epochs), "--profile", profile, "--no-progress",
-                      "--no-early-stop", "--seed", str(args.seed)]  # every epoch's accuracy, up to the maximum
+                      "--no-early-stop", "--seed", str(seed)]  # every epoch's accuracy, up to the maximum
     if strategy:
         cmd += ["--strategy", strategy]
     if multiclass:
@@ -155,21 +156,40 @@ def first_reaching(target, setup, epochs):
     return None, None
 
 
-def report_kind(kind, rows, test_rows, args):
-    train, test = files(kind, rows, test_rows, args.dir)
-    ll_seconds, ll_acc = liblinear(train, test)
-    target = ll_acc - args.within
-    variants = args.multiclass if CLASSES.get(kind, 2) > 2 else [None]
+def run_configs(train, test, target, variants, seed, args):
+    """One run of every config (and --multiclass variant) at one seed, back to back, so that
+    each ratio to the first config compares runs made minutes apart."""
     first = {}  # seconds to target of each variant's first config, the "vs P=1" reference
     results = []  # (name, seconds to target, epochs, accuracy after 1/3/10, reference seconds)
     for ranks, threads, strategy in args.configs:
         for multiclass in variants:
-            setup, epochs = mpisgd(train, test, ranks, threads, strategy, multiclass, args)
+            setup, epochs = mpisgd(train, test, ranks, threads, strategy, multiclass, seed, args)
             seconds, n = first_reaching(target, setup, epochs)
             first.setdefault(multiclass, seconds)
             results.append((f"mpisgd P={ranks} T={threads}{' ' + strategy if strategy else ''}"
                             f"{' ' + multiclass if multiclass else ''}", seconds, n, [a for _, a in epochs],
                             first[multiclass]))
+    return results, first
+
+
+def spread(values, form):
+    """median (min-max) of `values` in `form`; where some run did not reach the target, how
+    many, since a median over the others would flatter."""
+    missed = values.count(None)
+    if missed:
+        return f"not reached in {missed} of {len(values)}"
+    return f"{form.format(statistics.median(values))} ({form.format(min(values))}-{form.format(max(values))})"
+
+
+def report_kind(kind, rows, test_rows, args):
+    train, test = files(kind, rows, test_rows, args.dir)
+    ll_seconds, ll_acc = liblinear(train, test)
+    target = ll_acc - args.within
+    variants = args.multiclass if CLASSES.get(kind, 2) > 2 else [None]
+    runs = [run_configs(train, test, target, variants, seed, args) for seed in args.seeds]
+    by_seed = [results for results, _ in runs]
+    # One seed prints its runs in full, as it always did; several, each config's spread.
+    results, first = (list(runs[0][0]), runs[0][1]) if len(args.seeds) == 1 else ([], {})
     sk_time = None
     if not args.no_sklearn:
         sk = subprocess.run(["/usr/bin/python3", "-c", SKLEARN, train, test, str(args.max_epochs)], check=True,
@@ -189,8 +209,22 @@ def report_kind(kind, rows, test_rows, args):
     print(f"\n{title}, {rows} train / {test_rows} test rows; LIBLINEAR -s 0: {ll_acc:.4f} in {ll_seconds:.1f} s "
           f"(load included); target {target:.4f}")
     versus = "vs P=1" if args.configs[0][:2] == (1, 1) else "vs 1st"
-    print(f"{'':<36} {'s to target':>11} {'epochs':>7} {'vs LIBLINEAR':>13} {'vs SGDClassifier':>17} "
-          f"{versus:>7} {'acc@1':>7} {'acc@3':>7} {'acc@10':>7}")
+    if len(args.seeds) > 1:
+        # Each config's figures over the seeds; a ratio is formed within a seed's runs.
+        print(f"{'seeds ' + ','.join(map(str, args.seeds)):<36} {'s to target, median (range)':>27} "
+              f"{'epochs':>12} {'vs LIBLINEAR':>20} {versus + ', median (range)':>26}")
+        for c, (name, *_) in enumerate(by_seed[0]):
+            config_runs = [seed_results[c] for seed_results in by_seed]
+            seconds = [r[1] for r in config_runs]
+            ratios = [r[1] / r[4] if r[1] and r[4] else None for r in config_runs]
+            speed_ll = [ll_seconds / t if t else None for t in seconds]
+            epochs = "/".join(str(r[2]) if r[2] else "-" for r in config_runs)
+            print(f"{name:<36} {spread(seconds, '{:.2f}'):>27} {epochs:>12} {spread(speed_ll, '{:.1f}x'):>20} "
+                  f"{spread(ratios, '{:.2f}x'):>26}")
+        print("(at each seed the configs ran one after another, in this order; LIBLINEAR ran once)")
+    if results:
+        print(f"{'':<36} {'s to target':>11} {'epochs':>7} {'vs LIBLINEAR':>13} {'vs SGDClassifier':>17} "
+              f"{versus:>7} {'acc@1':>7} {'acc@3':>7} {'acc@10':>7}")
     for name, seconds, n, accs, reference in results:
         at = lambda e: f"{accs[e - 1]:.4f}" if len(accs) >= e else "-"
         speed_ll = f"{ll_seconds / seconds:.1f}x" if seconds else "-"
@@ -218,8 +252,9 @@ def main():
     p.add_argument("--multiclass", default="ovr",
                    help="on kinds of more than two classes, mpisgd runs each config with each of these (ovr, softmax)")
     p.add_argument("--no-sklearn", action="store_true", help="leave SGDClassifier out (its 55 epochs are slow)")
-    p.add_argument("--seed", type=int, default=1,
-                   help="mpisgd's --seed (shuffles): a first epoch's accuracy varies with it, so vary it across runs")
+    p.add_argument("--seed", default="1",
+                   help="mpisgd's --seed (shuffles): a first epoch's accuracy varies with it, so vary it across runs; "
+                        "a list (1,2,3,4,5) runs every config once per seed and reports each one's median and range")
     p.add_argument("--network", choices=["none", "shared", "per-rank"], default="none")
     p.add_argument("--rate", default="1gbit")
     args = p.parse_args()
@@ -230,6 +265,7 @@ def main():
         return ranks, threads, strategy
 
     args.configs = [config(c) for c in args.configs.split(",")]
+    args.seeds = [int(v) for v in args.seed.split(",")]
     args.multiclass = args.multiclass.split(",")
     if set(args.multiclass) - {"ovr", "softmax"}:
         p.error(f"--multiclass takes ovr and softmax, not {','.join(set(args.multiclass) - {'ovr', 'softmax'})}")
