@@ -9,7 +9,7 @@
 //          [--algo all|NAME[,NAME]] [--reps R] [--min-time S] [--rounds K] [--warmup W]
 //          [--type float|double]
 //          [--group-size G] [--tie-trials T] [--tie-seconds S] [--tie-factor F] [--dense-switch X]
-//          [--seed S] [--csv FILE]
+//          [--seed S] [--input-sets I] [--csv FILE]
 //
 // Per algorithm, rank 0 prints: the median, 25% and 75% quantile of the time of one call
 // (each call's time is the slowest rank's; the quantiles are over the reps: at least R,
@@ -24,10 +24,13 @@
 // sent by the busiest rank, and Table 1's volume of the Ok-Topk paper (bytes sent per rank
 // per call, low..high) in place of the cost model's.
 //
-// The inputs are drawn once and are the same on every rep (the thesis drew five sets);
-// each algorithm's first call is checked and is not timed: a lossless one's result against
-// a plain MPI_Allreduce of the dense inputs, a top-k one's by conservation (result + the
-// sum over ranks of what it dropped == that MPI_Allreduce), both to a relative 1e-5.
+// The inputs are drawn once: one set by default, reused on every rep, or --input-sets of
+// them (the thesis drew five), which the calls take in turn. A merge reused on the same
+// streams learns their order in the branch predictor, where a trainer's merges meet fresh
+// indices every step. Each algorithm's first call, on the first set, is checked and is
+// not timed: a lossless one's result against a plain MPI_Allreduce of the dense inputs, a
+// top-k one's by conservation (result + the sum over ranks of what it dropped == that
+// MPI_Allreduce), both to a relative 1e-5.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <mpi.h>
@@ -193,24 +196,34 @@ class Bench {
 
   void make_inputs() {
     k_ = std::min<uint64_t>(o_.dim, static_cast<uint64_t>(std::llround(o_.density * o_.dim)));
-    std::seed_seq seq{o_.seed, static_cast<uint64_t>(rank_), uint64_t{0x5eed}};
-    std::mt19937_64 rng(seq);
-    index_ = o_.dist == "uniform" ? distinct_indices(o_.dim, k_, rng) : skewed_indices(o_.dim, k_, o_.skew, rng);
-    // Nonzero values of either sign, |v| in [0.1, 1).
-    std::uniform_real_distribution<double> mag(0.1, 1.0);
-    std::bernoulli_distribution neg(0.5);
-    value_.resize(index_.size());
-    for (V& v : value_) v = static_cast<V>(neg(rng) ? -mag(rng) : mag(rng));
+    inputs_.resize(static_cast<size_t>(o_.input_sets));
+    selected_.resize(inputs_.size());
+    for (size_t s = 0; s < inputs_.size(); ++s) {
+      // Set 0 draws what a single set always drew, so earlier figures stay reproducible.
+      std::vector<uint64_t> key{o_.seed, static_cast<uint64_t>(rank_), uint64_t{0x5eed}};
+      if (s > 0) key.push_back(s);
+      std::seed_seq seq(key.begin(), key.end());
+      std::mt19937_64 rng(seq);
+      std::vector<uint32_t> index =
+          o_.dist == "uniform" ? distinct_indices(o_.dim, k_, rng) : skewed_indices(o_.dim, k_, o_.skew, rng);
+      // Nonzero values of either sign, |v| in [0.1, 1).
+      std::uniform_real_distribution<double> mag(0.1, 1.0);
+      std::bernoulli_distribution neg(0.5);
+      std::vector<V> value(index.size());
+      for (V& v : value) v = static_cast<V>(neg(rng) ? -mag(rng) : mag(rng));
 
-    input_.reserve(o_.dim);
-    encode<V>(index_, value_, Range{0, o_.dim}, config_.dense_switch, input_);
-    // A top-k selection is handed over as pairs (dense only past the byte bound).
-    selected_.reserve(o_.dim);
-    encode<V>(index_, value_, Range{0, o_.dim}, kByteBound, selected_);
+      inputs_[s].reserve(o_.dim);
+      encode<V>(index, value, Range{0, o_.dim}, config_.dense_switch, inputs_[s]);
+      // A top-k selection is handed over as pairs (dense only past the byte bound).
+      selected_[s].reserve(o_.dim);
+      encode<V>(index, value, Range{0, o_.dim}, kByteBound, selected_[s]);
+      if (s == 0) reference_.emplace(index, value, o_.dim, comm_.raw());
+    }
     dropped_.reserve(o_.dim);
-
-    reference_.emplace(index_, value_, o_.dim, comm_.raw());
   }
+
+  // The set the next call takes (every rank the same one, as they make the same calls).
+  size_t next_set() { return next_call_++ % inputs_.size(); }
 
   struct Trial {
     Row row;
@@ -228,9 +241,9 @@ class Bench {
     if (find_topk(name)) {
       row.lossy = true;
       std::unique_ptr<TopkAllreduce<V>> ar = make_topk_allreduce<V>(name, comm_, o_.dim, TopkCollectiveConfig{});
-      auto call = [&]() -> const Stream<V>& { return ar->allreduce(selected_, k_, dropped_); };
+      auto call = [&]() -> const Stream<V>& { return ar->allreduce(selected_[next_set()], k_, dropped_); };
       if (round == 0) {
-        row.wrong = !reference_->verify(name, call(), &dropped_);
+        row.wrong = !reference_->verify(name, ar->allreduce(selected_[0], k_, dropped_), &dropped_);
         for (int i = 1; i < o_.warmup; ++i) call();
       } else {
         call();
@@ -239,21 +252,22 @@ class Bench {
       return;
     }
     std::unique_ptr<SparseAllreduce<V>> ar = make_sparse_allreduce<V>(name, comm_, o_.dim, config_);
+    auto call = [&]() -> const Stream<V>& { return ar->allreduce(inputs_[next_set()]); };
     if (round == 0) {
-      row.wrong = !reference_->verify(name, ar->allreduce(input_));
-      for (int i = 1; i < o_.warmup; ++i) ar->allreduce(input_);
+      row.wrong = !reference_->verify(name, ar->allreduce(inputs_[0]));
+      for (int i = 1; i < o_.warmup; ++i) call();
     } else {
-      ar->allreduce(input_);
+      call();
     }
     // auto times a near tie over the calls that follow it, then makes the algorithm it
     // settles on afresh: those calls and that algorithm's first are untimed here, so that
     // its timed calls measure what it settled on warm, as the others' are measured. (Its
     // cold calls are off: the process is warm once round 0 has run.)
     if (ar->timing_tie()) {
-      while (ar->timing_tie()) ar->allreduce(input_);
-      ar->allreduce(input_);
+      while (ar->timing_tie()) call();
+      call();
     }
-    time_calls(round, trial, [&]() -> const Stream<V>& { return ar->allreduce(input_); });
+    time_calls(round, trial, call);
     if (!ar->choice().empty()) row.note = "ran " + ar->choice();
   }
 
@@ -305,10 +319,10 @@ class Bench {
   int rank_, p_;
   CollectiveConfig config_;
   uint64_t k_ = 0;
-  std::vector<uint32_t> index_;
-  std::vector<V> value_;
-  Stream<V> input_;
-  Stream<V> selected_, dropped_;  // the top-k allreduces' input and what they hand back
+  std::vector<Stream<V>> inputs_;
+  std::vector<Stream<V>> selected_;  // the top-k allreduces' inputs, as pairs
+  Stream<V> dropped_;                // what a top-k allreduce hands back
+  uint64_t next_call_ = 0;
   std::optional<ReferenceSum<V>> reference_;
 };
 
@@ -331,7 +345,8 @@ int main(int argc, char** argv) {
   CLI::App app{"allreduce_bench: every sparse and top-k allreduce on synthetic sparse vectors (thesis section 5.2)"};
   app.footer(
       "Each rank draws k = density * dim distinct indices (seeded by --seed and its rank) with random nonzero "
-      "values; the inputs are drawn once and reused on every rep. Each algorithm's first call is checked against "
+      "values; the inputs are drawn once and reused on every rep (--input-sets: that many, taken in turn). Each "
+      "algorithm's first call, on the first set, is checked against "
       "MPI_Allreduce of the dense vectors (relative tolerance 1e-5; a wrong sum is reported and the exit status is "
       "1) and is not timed; a top-k allreduce's result plus the sum of what the ranks dropped is checked alike. "
       "Times are the slowest rank's per call; bytes are CountedComm's counters per rank per call; 'analytical' is "
@@ -376,6 +391,12 @@ int main(int argc, char** argv) {
                  "measured at start-up)")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed", o.seed, "input seed (rank r uses seed and r)")->capture_default_str();
+  app.add_option("--input-sets", o.input_sets,
+                 "input vectors each rank draws, the calls taking them in turn: with one, merges reused on the "
+                 "same indices are learnt by the branch predictor and run faster than a trainer's (each set "
+                 "holds two N-sized buffers)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   app.add_option("--csv", o.csv, "append one row per algorithm to this CSV file (header if new)");
   app.add_option("--log-level", o.log_level, "trace|debug|info|warn|error|off (debug shows auto's choices)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))

@@ -26,6 +26,7 @@ struct Options {
   double tie_factor = CollectiveConfig{}.tie_factor;
   double dense_switch = -1;  // tuned to the measured network and summation speed
   uint64_t seed = 1;
+  int input_sets = 1;
   std::string csv;
   std::string log_level = "warn";
 };

@@ -90,8 +90,11 @@ inline void print_report(const RunFacts& f, const std::vector<Row>& rows) {
              "rounds={} warmup={} dense-switch={:g} group-size={}\n",
              f.ranks, f.options.dim, f.options.density, f.k, f.options.dist, f.options.dist == "powerlaw" ? fmt::format(" (skew {:g})", f.options.skew) : "",
              f.options.type, f.options.reps, f.options.min_time, f.options.rounds, f.options.warmup, f.dense_switch, f.options.group_size);
-  fmt::print("  inputs drawn once (seed {}), the same every rep; reference result density {:.4g} ({} nonzeros)\n",
-             f.options.seed, static_cast<double>(f.reference_nonzeros) / f.options.dim, f.reference_nonzeros);
+  fmt::print("  inputs drawn once (seed {}), {}; reference result density {:.4g} ({} nonzeros, first set)\n",
+             f.options.seed,
+             f.options.input_sets == 1 ? std::string("the same every rep")
+                                       : fmt::format("{} sets taken in turn", f.options.input_sets),
+             static_cast<double>(f.reference_nonzeros) / f.options.dim, f.reference_nonzeros);
   fmt::print("  time: slowest rank per call, quantiles over reps; bytes: per rank per call, mean over ranks\n");
   fmt::print("  analytical: cost_model.h with alpha=0, beta=1 (Table 3.1 + 8-byte headers, dense switch, fold), "
              "index space M={}\n",
@@ -131,17 +134,18 @@ inline void append_csv(const RunFacts& f, const std::vector<Row>& rows) {
   if (fresh) {
     out << "ranks,dim,density,k,dist,type,dense_switch,group_size,reps,algo,median_s,p25_s,p75_s,time_vs_dense,"
            "sent_bytes,received_bytes,sent_max_bytes,analytical_bytes,measured_over_analytical,result_density,"
-           "reference_density,correct,auto_ran,lossy,table1_low_bytes,table1_high_bytes\n";
+           "reference_density,correct,auto_ran,lossy,table1_low_bytes,table1_high_bytes,input_sets\n";
   }
   const double dense_median = rows.front().median;
   for (const Row& r : rows) {
     out << fmt::format("{},{},{:g},{},{},{},{:g},{},{},{},{:.6e},{:.6e},{:.6e},{:.4f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},"
-                       "{:.6g},{:.6g},{},{},{},{:.1f},{:.1f}\n",
+                       "{:.6g},{:.6g},{},{},{},{:.1f},{:.1f},{}\n",
                        f.ranks, f.options.dim, f.options.density, f.k, f.options.dist, f.options.type, f.dense_switch, f.options.group_size, r.reps, r.algo,
                        r.median, r.p25, r.p75, r.median / dense_median, r.sent, r.received, r.sent_max,
                        r.analytical, ratio(r), r.result_density,
                        static_cast<double>(f.reference_nonzeros) / f.options.dim, r.wrong ? 0 : 1,
-                       r.algo == "auto" ? r.note : "", r.lossy ? 1 : 0, r.volume_low, r.volume_high);
+                       r.algo == "auto" ? r.note : "", r.lossy ? 1 : 0, r.volume_low, r.volume_high,
+                       f.options.input_sets);
   }
   if (!out.flush()) throw std::runtime_error("write to " + f.options.csv + " failed");
 }
