@@ -443,10 +443,9 @@ TEMPLATE_TEST_CASE("add_overlapping: a sparse merge keeps lone values' bits and 
     std::copy(pairs.begin(), pairs.end(), s.pairs().begin());
     return s;
   };
-  const std::vector<Pair<V>> expected = {{10, V(2.5)},   {11, static_cast<V>(-0.0)},
-                                         {20, V(V(0.1) + V(0.2))}, {30, tiny},
-                                         {31, static_cast<V>(-0.0)}, {41, V(V(-3.7) + V(3.7))},
-                                         {59, V(V(1e-7) + V(-0.3))}};
+  const std::vector<Pair<V>> expected = {
+      {10, V(2.5)}, {11, static_cast<V>(-0.0)}, {20, V(V(0.1) + V(0.2))}, {30, tiny},
+      {31, static_cast<V>(-0.0)}, {41, V(V(-3.7) + V(3.7))}, {59, V(V(1e-7) + V(-0.3))}};
   for (bool swapped : {false, true}) {
     Stream<V> acc = stream(swapped ? b : a), in = stream(swapped ? a : b), scratch;
     add_overlapping(acc, in, scratch, r, DenseSwitch{1.0});
