@@ -189,7 +189,7 @@ def report_kind(kind, rows, test_rows, args):
     runs = [run_configs(train, test, target, variants, seed, args) for seed in args.seeds]
     by_seed = [results for results, _ in runs]
     # One seed prints its runs in full, as it always did; several, each config's spread.
-    results, first = (list(runs[0][0]), runs[0][1]) if len(args.seeds) == 1 else ([], {})
+    results, first = runs[0] if len(args.seeds) == 1 else ([], {})
     sk_time = None
     if not args.no_sklearn:
         sk = subprocess.run(["/usr/bin/python3", "-c", SKLEARN, train, test, str(args.max_epochs)], check=True,
