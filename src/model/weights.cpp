@@ -17,7 +17,7 @@ constexpr ptrdiff_t kParallelStep = 8192;
 }
 
 Weights::Weights(uint32_t dim, double l2, bool adagrad, int threads)
-    : slots_(dim, Slot{0.0f, 0.0f}), threads_(threads) {
+    : slots_(dim), threads_(threads) {
   step_.l2 = l2;
   if (adagrad) adagrad_.assign(dim, 0.0f);
   restamp();

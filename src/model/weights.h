@@ -21,8 +21,8 @@
 #include <span>
 #include <vector>
 
-#include "data/big_array.h"
 #include "model/step_rule.h"
+#include "model/zeroed_array.h"
 #include "sparse/stream.h"
 
 namespace mpisgd {
@@ -116,8 +116,8 @@ class Weights {
   void copy_in(std::span<const float> v, std::span<const float> sum_sq, const StepScale& step);
 
   // Changes with every change of the state (v, its scale, AdaGrad's sums) and is unique
-  // across all Weights, so two states with one stamp are the same state (a copy takes
-  // its source's): a device that gave the model back knows whether it still holds it.
+  // across all Weights (which move but do not copy), so two states with one stamp are the
+  // same state: a device that gave the model back knows whether it still holds it.
   uint64_t stamp() const { return stamp_; }
 
   // The exact bits of the state (scale, v, Adagrad's sums), for checkpoints. load_state
@@ -135,7 +135,7 @@ class Weights {
     float v;
     float scratch;
   };
-  HugePageArray<Slot> slots_;
+  ZeroedArray<Slot> slots_;  // zero until touched: model/zeroed_array.h
   std::vector<float> adagrad_;  // empty unless Adagrad
   std::vector<float> base_;     // v at the last mark_base(), empty until then
   StepScale step_;
