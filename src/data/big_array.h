@@ -1,5 +1,7 @@
 #pragma once
-// Vectors for the big arrays of a run: the CSR of a rank's rows and the weight vector.
+// Vectors for the big arrays of a run: the CSR of a rank's rows and the feature order's
+// tables. (The weight slots take fresh pages of their own, model/zeroed_array.h, for the
+// same reason as below.)
 //
 // Both default-initialise: resize() leaves trivial elements unwritten, so an array that
 // is about to be overwritten (a binary cache read) is not zero-filled first.
