@@ -116,8 +116,8 @@ class Weights {
   void copy_in(std::span<const float> v, std::span<const float> sum_sq, const StepScale& step);
 
   // Changes with every change of the state (v, its scale, AdaGrad's sums) and is unique
-  // across all Weights (which move but do not copy), so two states with one stamp are the
-  // same state: a device that gave the model back knows whether it still holds it.
+  // across all Weights, so two states with one stamp are the same state (a copy takes
+  // its source's): a device that gave the model back knows whether it still holds it.
   uint64_t stamp() const { return stamp_; }
 
   // The exact bits of the state (scale, v, Adagrad's sums), for checkpoints. load_state

@@ -27,9 +27,11 @@ class ZeroedArray {
     madvise(p, bytes_, MADV_HUGEPAGE);  // advice only: without THP, small pages still work
     data_ = static_cast<T*>(p);
   }
+  // A copy writes every page (copies of a model are for tests and comparisons).
+  ZeroedArray(const ZeroedArray& o) : ZeroedArray(o.size_) { std::copy(o.begin(), o.end(), data_); }
   ZeroedArray(ZeroedArray&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
-  ZeroedArray& operator=(ZeroedArray&& o) noexcept {
+  ZeroedArray& operator=(ZeroedArray o) noexcept {
     std::swap(data_, o.data_);
     std::swap(size_, o.size_);
     std::swap(bytes_, o.bytes_);
