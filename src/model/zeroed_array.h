@@ -21,24 +21,22 @@ template <class T>
 class ZeroedArray {
  public:
   ZeroedArray() = default;
-  explicit ZeroedArray(size_t n) : size_(n), bytes_(std::max<size_t>(n, 1) * sizeof(T)) {
-    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  explicit ZeroedArray(size_t n) : size_(n) {
+    void* p = mmap(nullptr, bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-    madvise(p, bytes_, MADV_HUGEPAGE);  // advice only: without THP, small pages still work
+    madvise(p, bytes(), MADV_HUGEPAGE);  // advice only: without THP, small pages still work
     data_ = static_cast<T*>(p);
   }
   // A copy writes every page (copies of a model are for tests and comparisons).
   ZeroedArray(const ZeroedArray& o) : ZeroedArray(o.size_) { std::copy(o.begin(), o.end(), data_); }
-  ZeroedArray(ZeroedArray&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
+  ZeroedArray(ZeroedArray&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
   ZeroedArray& operator=(ZeroedArray o) noexcept {
     std::swap(data_, o.data_);
     std::swap(size_, o.size_);
-    std::swap(bytes_, o.bytes_);
     return *this;
   }
   ~ZeroedArray() {
-    if (data_) munmap(data_, bytes_);
+    if (data_) munmap(data_, bytes());
   }
 
   size_t size() const { return size_; }
@@ -50,9 +48,11 @@ class ZeroedArray {
   const T* end() const { return data_ + size_; }
 
  private:
+  // At least one element, so that an empty array is a mapping too.
+  size_t bytes() const { return std::max<size_t>(size_, 1) * sizeof(T); }
+
   T* data_ = nullptr;
   size_t size_ = 0;
-  size_t bytes_ = 0;
 };
 
 }  // namespace mpisgd
