@@ -7,6 +7,9 @@
 namespace mpisgd {
 namespace {
 
+// Blocks estimated in a job, dealt among the ranks: every rank estimating four of its own
+// made the step's set-up four times P = 1's work at P = 4, and on two cores (two ranks a
+// core) 0.32 s of a Webspam-like P = 4 set-up against 0.18 s at P = 1.
 constexpr int kBlocks = 4;
 // Rounds of power iteration at most; it stops once the estimate moves by less than
 // kSettled of itself, which takes a few rounds where one direction dominates, as on both
@@ -64,7 +67,10 @@ double batch_curvature(const Dataset& d, uint64_t global_batch, MPI_Comm comm) {
   double mine = 0;
   const uint64_t row_length = d.rows() > 0 ? std::max<uint64_t>(1, d.nnz() / d.rows()) : 1;
   const uint64_t n = std::max<uint64_t>(1, std::min({global_batch, d.rows(), kMostEntries / row_length}));
-  for (int b = 0; b < kBlocks && (b + 1) * n <= d.rows(); ++b)
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const int blocks = (kBlocks + size - 1) / size;
+  for (int b = 0; b < blocks && (b + 1) * n <= d.rows(); ++b)
     mine = std::max(mine, block_curvature(d, b * n, n));
   double all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, comm);

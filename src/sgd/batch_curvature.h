@@ -16,9 +16,10 @@
 namespace mpisgd {
 
 // Collective. Power iteration (until settled, 30 rounds at most, from the all-ones
-// vector) on the first four blocks of `global_batch` rows of every rank's part, the
-// largest estimate over blocks and ranks: deterministic for a partition, and a few
-// batches' worth of work. The estimate approaches lambda_max from below.
+// vector) on the first ceil(4 / P) blocks of `global_batch` rows of every rank's part
+// (four blocks in the job up to P = 4, one a rank past it), the largest estimate over
+// blocks and ranks: deterministic for a partition, and a few batches' worth of work,
+// divided among the ranks. The estimate approaches lambda_max from below.
 double batch_curvature(const Dataset& d, uint64_t global_batch, MPI_Comm comm);
 
 }  // namespace mpisgd

@@ -2,6 +2,7 @@
 // eigenvalue of (1/n) sum x x^T is known.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -58,4 +59,15 @@ TEST_CASE("batch curvature is the largest over ranks, and ranks without rows tak
   CHECK(on_all_ranks(got == Approx(expected)));
   // Every rank holds the same bits, so every rank resolves the same lr.
   CHECK(on_all_ranks(on_rank0(std::to_string(got)) == std::to_string(got)));
+}
+
+TEST_CASE("batch curvature deals four blocks among the ranks: ceil(4 / P) a rank", "[step]") {
+  // Block j of every rank's rows is four copies of sqrt(j + 1) e_0, so lambda = j + 1,
+  // and the estimate is the number of blocks a rank took: all four at P = 1, one from
+  // P = 4 on.
+  std::vector<std::vector<std::pair<uint32_t, float>>> rows;
+  for (int j = 0; j < 4; ++j)
+    for (int copy = 0; copy < 4; ++copy) rows.push_back({{0, std::sqrt(static_cast<float>(j + 1))}});
+  const int per_rank = (4 + world_size() - 1) / world_size();
+  CHECK(on_all_ranks(batch_curvature(rows_of(rows), 4, MPI_COMM_WORLD) == Approx(per_rank)));
 }
