@@ -10,12 +10,13 @@ namespace {
 
 constexpr int kTagSum = 41;
 
-// Rank i's block of the n values, [n i / p, n (i + 1) / p): sizes differ by at most one.
 struct Blocks {
   size_t n;
   int p;
-  size_t begin(int i) const { return n * static_cast<size_t>(i) / static_cast<size_t>(p); }
+  size_t begin(int i) const { return block_begin(n, i, p); }
   size_t end(int i) const { return begin(i + 1); }
+  size_t largest() const { return (n + static_cast<size_t>(p) - 1) / static_cast<size_t>(p); }
+  size_t pieces(size_t piece) const { return (largest() + piece - 1) / piece; }
 };
 
 // Piece k of block i: empty past the block's end, so that every rank, counting pieces of
@@ -28,7 +29,49 @@ Piece piece_of(const Blocks& b, int i, size_t k, size_t piece) {
   return {at, std::min(b.end(i), at + piece) - at};
 }
 
+// The allgather of pairwise exchanges: round s hands this rank's block to rank r + s and
+// takes r - s's.
+void gather_pairwise(uint32_t* v, const Blocks& blocks, int rank, size_t piece, MPI_Comm comm) {
+  const int size = blocks.p;
+  for (int s = 1; s < size; ++s) {
+    const int to = (rank + s) % size, from = (rank - s + size) % size;
+    for (size_t k = 0; k < blocks.pieces(piece); ++k) {
+      const Piece out = piece_of(blocks, rank, k, piece), in = piece_of(blocks, from, k, piece);
+      MPI_Sendrecv(v + out.at, static_cast<int>(out.count), MPI_UINT32_T, to, kTagSum, v + in.at,
+                   static_cast<int>(in.count), MPI_UINT32_T, from, kTagSum, comm, MPI_STATUS_IGNORE);
+    }
+  }
+}
+
 }  // namespace
+
+size_t block_begin(size_t n, int i, int ranks) {
+  return n * static_cast<size_t>(i) / static_cast<size_t>(ranks);
+}
+
+void gather_blocks_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& how) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (size == 1) return;
+  const Blocks blocks{values.size(), size};
+  if (size <= how.pairwise_ranks) {
+    gather_pairwise(values.data(), blocks, rank, how.piece, comm);
+    return;
+  }
+  // Blocks differ by one value at most; padded to the largest, one MPI_Allgather moves
+  // them, with counts that fit an int wherever N / P does.
+  const size_t largest = blocks.largest();
+  std::vector<uint32_t> mine(largest), all(largest * static_cast<size_t>(size));
+  std::copy(values.begin() + blocks.begin(rank), values.begin() + blocks.end(rank), mine.begin());
+  MPI_Allgather(mine.data(), static_cast<int>(largest), MPI_UINT32_T, all.data(), static_cast<int>(largest),
+                MPI_UINT32_T, comm);
+  for (int i = 0; i < size; ++i) {
+    const auto from = all.begin() + static_cast<std::ptrdiff_t>(largest * static_cast<size_t>(i));
+    std::copy(from, from + static_cast<std::ptrdiff_t>(blocks.end(i) - blocks.begin(i)),
+              values.begin() + blocks.begin(i));
+  }
+}
 
 void sum_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& how) {
   int rank = 0, size = 1;
@@ -44,9 +87,8 @@ void sum_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& h
   }
   const size_t piece = how.piece;
   const Blocks blocks{values.size(), size};
-  const size_t largest = (values.size() + static_cast<size_t>(size) - 1) / static_cast<size_t>(size);
-  const size_t pieces = (largest + piece - 1) / piece;
-  std::vector<uint32_t> heard(std::min(piece, largest));
+  const size_t pieces = blocks.pieces(piece);
+  std::vector<uint32_t> heard(std::min(piece, blocks.largest()));
   uint32_t* v = values.data();
   // Reduce-scatter: round s adds rank r - s's values of this rank's block to its own.
   for (int s = 1; s < size; ++s) {
@@ -58,15 +100,7 @@ void sum_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& h
       for (size_t j = 0; j < in.count; ++j) v[in.at + j] += heard[j];
     }
   }
-  // Allgather: round s hands this rank's summed block to rank r + s and takes r - s's.
-  for (int s = 1; s < size; ++s) {
-    const int to = (rank + s) % size, from = (rank - s + size) % size;
-    for (size_t k = 0; k < pieces; ++k) {
-      const Piece out = piece_of(blocks, rank, k, piece), in = piece_of(blocks, from, k, piece);
-      MPI_Sendrecv(v + out.at, static_cast<int>(out.count), MPI_UINT32_T, to, kTagSum, v + in.at,
-                   static_cast<int>(in.count), MPI_UINT32_T, from, kTagSum, comm, MPI_STATUS_IGNORE);
-    }
-  }
+  gather_pairwise(v, blocks, rank, piece, comm);
 }
 
 }  // namespace mpisgd

@@ -33,4 +33,13 @@ struct SumInPlace {
 // Collective: every rank passes an array of the same length and gets the sum of all.
 void sum_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& how = {});
 
+// Rank i's block of n values for the two functions here, [n i / P, n (i + 1) / P): sizes
+// differ by at most one.
+size_t block_begin(size_t n, int i, int ranks);
+
+// Collective, sum_in_place's second half: every rank passes an array of the same length
+// with its own block filled in and gets every rank's block. Past `pairwise_ranks` ranks,
+// one MPI_Allgather of blocks padded to the largest, through a copy.
+void gather_blocks_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& how = {});
+
 }  // namespace mpisgd
