@@ -458,6 +458,39 @@ TEMPLATE_TEST_CASE("add_overlapping: a sparse merge keeps lone values' bits and 
   }
 }
 
+TEMPLATE_TEST_CASE("add_overlapping: long sparse merges run in two chains, split at a's middle index", "[stream]",
+                   float, double) {
+  // From 64 pairs a side the merge runs one chain below a's middle index and one from it;
+  // b's pairs go to whichever their index falls in, a pair at that very index included.
+  using V = TestType;
+  const Range r{5000, 105000};
+  const DenseSwitch bytes_only{1.0};
+  std::mt19937 rng(6);
+  auto check = [&](const Entries& a, const Entries& b) {
+    CAPTURE(a.size(), b.size());
+    Stream<V> acc = sparse_stream<V>(a, r), in = sparse_stream<V>(b, r), scratch;
+    add_overlapping(acc, in, scratch, r, bytes_only);
+    REQUIRE(!acc.is_dense());
+    CHECK(acc.count() == sum(a, b).size());
+    CHECK(contents(acc, r) == reference<V>(sum(a, b), r));
+  };
+  auto first = [](const Entries& e, size_t n) { return Entries(e.begin(), std::next(e.begin(), static_cast<long>(n))); };
+  const Entries a = random_entries(rng, r, 3000), b = random_entries(rng, r, 2000);
+  check(a, b);
+  check(b, a);
+  check(a, a);
+  const uint32_t middle = std::next(a.begin(), static_cast<long>(a.size() / 2))->first;
+  Entries holds_middle = b, below, from;
+  holds_middle[middle] = 3;
+  check(a, holds_middle);
+  for (auto [i, v] : b) (i < middle ? below : from)[i] = v;
+  check(a, below);  // the upper chain has none of b
+  check(a, from);   // the lower chain has none of b
+  check(first(a, 64), first(b, 64));
+  check(first(a, 64), first(b, 63));
+  check(first(a, 63), first(b, 64));
+}
+
 TEMPLATE_TEST_CASE("add_overlapping: a chain of sums reusing three buffers", "[stream]", float, double) {
   // As the collectives use it: the same acc, in and scratch, swapped around, many times.
   using V = TestType;
