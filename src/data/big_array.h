@@ -12,10 +12,10 @@
 // second-level TLB holds, but a dozen huge ones. The CSR takes them too: an epoch reads
 // its rows in shuffled order, each from anywhere in it, and ran faster on huge pages
 // (URL-like rows on the 2-core VM: 0.26 s against 0.35 s, medians), while their first
-// writes cost no more than small pages' there; so do the feature order's two N-sized
-// tables (docs/performance.md#set-up-against-the-epochs). Streams keep small pages: they
-// reserve dense room they mostly never write, and only what a stream writes should be
-// mapped.
+// writes cost no more than small pages' there; so does the feature order's N-sized table,
+// its counts and then its map (docs/performance.md#set-up-against-the-epochs). Streams
+// keep small pages: they reserve dense room they mostly never write, and only what a
+// stream writes should be mapped.
 #include <sys/mman.h>
 
 #include <cstddef>
