@@ -49,28 +49,11 @@ size_t block_begin(size_t n, int i, int ranks) {
   return n * static_cast<size_t>(i) / static_cast<size_t>(ranks);
 }
 
-void gather_blocks_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& how) {
+void gather_blocks_in_place(std::span<uint32_t> values, MPI_Comm comm, size_t piece) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  if (size == 1) return;
-  const Blocks blocks{values.size(), size};
-  if (size <= how.pairwise_ranks) {
-    gather_pairwise(values.data(), blocks, rank, how.piece, comm);
-    return;
-  }
-  // Blocks differ by one value at most; padded to the largest, one MPI_Allgather moves
-  // them, with counts that fit an int wherever N / P does.
-  const size_t largest = blocks.largest();
-  std::vector<uint32_t> mine(largest), all(largest * static_cast<size_t>(size));
-  std::copy(values.begin() + blocks.begin(rank), values.begin() + blocks.end(rank), mine.begin());
-  MPI_Allgather(mine.data(), static_cast<int>(largest), MPI_UINT32_T, all.data(), static_cast<int>(largest),
-                MPI_UINT32_T, comm);
-  for (int i = 0; i < size; ++i) {
-    const auto from = all.begin() + static_cast<std::ptrdiff_t>(largest * static_cast<size_t>(i));
-    std::copy(from, from + static_cast<std::ptrdiff_t>(blocks.end(i) - blocks.begin(i)),
-              values.begin() + blocks.begin(i));
-  }
+  gather_pairwise(values.data(), Blocks{values.size(), size}, rank, piece, comm);
 }
 
 void sum_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& how) {

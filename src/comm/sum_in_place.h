@@ -38,8 +38,8 @@ void sum_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& h
 size_t block_begin(size_t n, int i, int ranks);
 
 // Collective, sum_in_place's second half: every rank passes an array of the same length
-// with its own block filled in and gets every rank's block. Past `pairwise_ranks` ranks,
-// one MPI_Allgather of blocks padded to the largest, through a copy.
-void gather_blocks_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& how = {});
+// with its own block filled in and gets every rank's block, by pairwise exchanges only.
+// Their P^2 messages are why a caller past SumInPlace::pairwise_ranks does without it.
+void gather_blocks_in_place(std::span<uint32_t> values, MPI_Comm comm, size_t piece = SumInPlace{}.piece);
 
 }  // namespace mpisgd
