@@ -106,10 +106,10 @@ bool fits_counting_sort(std::span<const uint32_t> counts, uint32_t most) {
 // may be the counts' own block. A feature's rank is the number of features more frequent
 // than it, plus those as frequent before it in the file, so a block needs only the
 // histogram of the counts ahead of it and of all N: ranks holding every count each deal a
-// block, and the order is the same.
-// Its one random access per feature is into the table of counts, which power-law data
-// keeps small where it is busy; the radix sort of from_counts took 0.22 s of the
-// Webspam-like set-up (16.6M features) in two random scatters.
+// block, and the order is the same. Its one random access per feature is into the table
+// of counts, which power-law data keeps small where it is busy; the radix sort of
+// from_counts took 0.22 s of the Webspam-like set-up (16.6M features) in two random
+// scatters.
 void deal_by_counting(std::span<const uint32_t> counts, uint32_t most, const Dealer& deal, uint32_t begin,
                       uint32_t end, uint32_t* out) {
   std::vector<uint32_t> next(size_t{most} + 1, 0);
