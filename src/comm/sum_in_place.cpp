@@ -45,10 +45,6 @@ void gather_pairwise(uint32_t* v, const Blocks& blocks, int rank, size_t piece, 
 
 }  // namespace
 
-size_t block_begin(size_t n, int i, int ranks) {
-  return n * static_cast<size_t>(i) / static_cast<size_t>(ranks);
-}
-
 void gather_blocks_in_place(std::span<uint32_t> values, MPI_Comm comm, size_t piece) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);

@@ -23,6 +23,8 @@
 
 #include <mpi.h>
 
+#include "comm/block_split.h"
+
 namespace mpisgd {
 
 struct SumInPlace {
@@ -32,10 +34,6 @@ struct SumInPlace {
 
 // Collective: every rank passes an array of the same length and gets the sum of all.
 void sum_in_place(std::span<uint32_t> values, MPI_Comm comm, const SumInPlace& how = {});
-
-// Rank i's block of n values for the two functions here, [n i / P, n (i + 1) / P): sizes
-// differ by at most one.
-size_t block_begin(size_t n, int i, int ranks);
 
 // Collective, sum_in_place's second half: every rank passes an array of the same length
 // with its own block filled in and gets every rank's block, by pairwise exchanges only.

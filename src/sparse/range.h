@@ -4,6 +4,8 @@
 // use, so that their ranges line up.
 #include <cstdint>
 
+#include "comm/block_split.h"
+
 namespace mpisgd {
 
 struct Range {
@@ -13,7 +15,7 @@ struct Range {
 
 // Range i of `parts` near-equal ranges of [0, n); works for n < parts (some are empty).
 inline Range owned_range(uint32_t n, int parts, int i) {
-  auto at = [&](int j) { return static_cast<uint32_t>(uint64_t{n} * static_cast<uint64_t>(j) / static_cast<uint64_t>(parts)); };
+  auto at = [&](int j) { return static_cast<uint32_t>(block_begin(n, j, parts)); };
   return {at(i), at(i + 1)};
 }
 
