@@ -5,7 +5,6 @@
 #include <numeric>
 #include <utility>
 
-#include "comm/sum_in_place.h"
 
 namespace mpisgd {
 namespace {
@@ -154,7 +153,7 @@ FeatureOrder FeatureOrder::from_counts(std::span<const uint32_t> counts, uint32_
   return order;
 }
 
-FeatureOrder FeatureOrder::by_popularity(const Dataset& train, MPI_Comm comm) {
+FeatureOrder FeatureOrder::by_popularity(const Dataset& train, MPI_Comm comm, const SumInPlace& how) {
   HugePageArray<uint32_t> counts(train.dim, 0);
   const uint32_t* index = train.index.data();
   const size_t nnz = train.nnz();
@@ -164,7 +163,7 @@ FeatureOrder FeatureOrder::by_popularity(const Dataset& train, MPI_Comm comm) {
   }
   // A count wraps past 2^32 rows, which would only make the order less apt; every rank
   // still gets the same one.
-  sum_in_place(std::span<uint32_t>(counts.data(), counts.size()), comm);
+  sum_in_place(std::span<uint32_t>(counts.data(), counts.size()), comm, how);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -176,11 +175,11 @@ FeatureOrder FeatureOrder::by_popularity(const Dataset& train, MPI_Comm comm) {
   // hands such jobs back to MPI_Allreduce. A block is dealt over its own counts, which
   // are read no more, so the counts become the map and no rank writes a second N-sized
   // array's fresh pages.
-  const bool divided = ranks <= SumInPlace{}.pairwise_ranks;
+  const bool divided = ranks <= how.pairwise_ranks;
   const auto begin = divided ? static_cast<uint32_t>(block_begin(train.dim, rank, ranks)) : 0;
   const auto end = divided ? static_cast<uint32_t>(block_begin(train.dim, rank + 1, ranks)) : train.dim;
   deal_by_counting(counts, most, Dealer(train.dim, stripes_for(ranks)), begin, end, counts.data());
-  if (divided) gather_blocks_in_place(std::span<uint32_t>(counts.data(), counts.size()), comm);
+  if (divided) gather_blocks_in_place(std::span<uint32_t>(counts.data(), counts.size()), comm, how.piece);
   FeatureOrder order;
   order.internal_ = std::move(counts);
   return order;

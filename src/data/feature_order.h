@@ -27,6 +27,7 @@
 
 #include <mpi.h>
 
+#include "comm/sum_in_place.h"
 #include "data/big_array.h"
 #include "data/dataset.h"
 
@@ -42,8 +43,9 @@ class FeatureOrder {
   // counts.size() is N.
   static FeatureOrder from_counts(std::span<const uint32_t> counts, uint32_t stripes);
   // Collective over `comm`: from the count of every feature in the rows of all ranks
-  // (ranks without rows count none), so every rank gets the same order.
-  static FeatureOrder by_popularity(const Dataset& train, MPI_Comm comm);
+  // (ranks without rows count none), so every rank gets the same order. `how` sums the
+  // counts; past its pairwise_ranks every rank also ranks all N itself.
+  static FeatureOrder by_popularity(const Dataset& train, MPI_Comm comm, const SumInPlace& how = {});
 
   uint32_t dim() const { return static_cast<uint32_t>(internal_.size()); }
   // The model's index of the file's feature i < dim().

@@ -40,7 +40,11 @@ TEST_CASE("feature order: by popularity over ranks equals the order of the globa
     mine.row_ptr.push_back(mine.index.size());
     mine.label.push_back(1.0f);
   }
-  const FeatureOrder got = FeatureOrder::by_popularity(mine, MPI_COMM_WORLD);
+  // The divided ranking, its gather in several pieces, and the path of jobs past the
+  // pairwise exchanges (here any P > 1), where every rank ranks all N.
+  const SumInPlace how = GENERATE(SumInPlace{}, SumInPlace{7, 64}, SumInPlace{7, 1});
+  CAPTURE(how.piece, how.pairwise_ranks);
+  const FeatureOrder got = FeatureOrder::by_popularity(mine, MPI_COMM_WORLD, how);
   const FeatureOrder want = FeatureOrder::from_counts(counts, FeatureOrder::stripes_for(world_size()));
   bool same = got.dim() == dim;
   for (uint32_t f = 0; same && f < dim; ++f) same = got.internal(f) == want.internal(f);
