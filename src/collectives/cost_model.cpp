@@ -2,6 +2,7 @@
 
 #include "collectives/sparse_allreduce.h"
 #include "comm/core_sharing.h"
+#include "comm/node_facts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -120,7 +121,11 @@ DenseSwitch network_dense_switch(const AlphaBeta& network, const SummationSpeed&
 MachineSpeed measure_machine_speed(const CountedComm& counted) {
   const MPI_Comm comm = counted.raw();
   const AlphaBeta network = measure_alpha_beta(comm);
-  const SummationSpeed local = measure_summation_speed();
+  // One rank a node measures while the node's others wait: the model wants one core's
+  // speed undisturbed (comm/core_sharing.h), and ranks that share cores, all measuring
+  // at once, slowed each other's measurement down (four ranks on the 2-core VM: 60-80 ms
+  // of their start-up against 25-30 ms for two). The others' zeros leave the maximum.
+  const SummationSpeed local = rank_on_node(comm) == 0 ? measure_summation_speed() : SummationSpeed{};
   double speeds[2] = {local.merge_item_s, local.dense_element_s};
   MPI_Allreduce(MPI_IN_PLACE, speeds, 2, MPI_DOUBLE, MPI_MAX, comm);
   return {network, {speeds[0], speeds[1]}, core_sharing(comm)};
