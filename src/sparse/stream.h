@@ -15,6 +15,7 @@
 // `auto`, making an algorithm on its first use, would pay inside the first epoch.
 #include <algorithm>
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -53,10 +54,35 @@ struct DenseSwitch {
 // bytes decide.
 inline constexpr DenseSwitch kByteBound{1.0};
 
+// A stream's block read where it lies, without owning it: in another rank's slot of a
+// shared-memory window (comm/shared_slots.h), or in a Stream.
+template <class V>
+class StreamView {
+ public:
+  explicit StreamView(const void* block) : block_(static_cast<const std::byte*>(block)) {}
+
+  uint32_t count() const { return header()[0]; }
+  bool is_dense() const { return header()[1] != 0; }
+  size_t bytes() const { return kHeaderBytes + count() * (is_dense() ? sizeof(V) : sizeof(Pair<V>)); }
+  std::span<const Pair<V>> pairs() const {
+    return {reinterpret_cast<const Pair<V>*>(block_ + kHeaderBytes), is_dense() ? 0 : count()};
+  }
+  std::span<const V> values() const {
+    return {reinterpret_cast<const V*>(block_ + kHeaderBytes), is_dense() ? count() : 0};
+  }
+  const void* data() const { return block_; }
+
+  static constexpr size_t kHeaderBytes = 8;
+
+ private:
+  const uint32_t* header() const { return reinterpret_cast<const uint32_t*>(block_); }
+  const std::byte* block_;
+};
+
 template <class V>
 class Stream {
  public:
-  static constexpr size_t kHeaderBytes = 8;
+  static constexpr size_t kHeaderBytes = StreamView<V>::kHeaderBytes;
 
   // Bytes a stream of `count` items takes on the wire.
   static size_t sparse_bytes(uint64_t count) { return kHeaderBytes + count * sizeof(Pair<V>); }
@@ -110,11 +136,14 @@ class Stream {
   void* data() { return buf_.data(); }
   const void* data() const { return buf_.data(); }
 
-  void copy_from(const Stream& other) {
+  StreamView<V> view() const { return StreamView<V>(buf_.data()); }
+
+  void copy_from(StreamView<V> other) {
     size_t n = other.bytes();
     if (n > capacity()) buf_.resize((n + 7) / 8);
-    std::memcpy(buf_.data(), other.buf_.data(), n);
+    std::memcpy(buf_.data(), other.data(), n);
   }
+  void copy_from(const Stream& other) { copy_from(other.view()); }
 
   void swap(Stream& other) noexcept { buf_.swap(other.buf_); }
 

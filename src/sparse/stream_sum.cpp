@@ -116,7 +116,7 @@ const Stream<V>& switched(const Stream<V>& in, Range range, const DenseSwitch& s
 }
 
 template <class V>
-void extract(const Stream<V>& in, Range whole, Range part, const DenseSwitch& sw, Stream<V>& out) {
+void extract(StreamView<V> in, Range whole, Range part, const DenseSwitch& sw, Stream<V>& out) {
   out.reserve(part.length());
   if (in.is_dense()) {
     out.set_dense(part.length());
@@ -208,8 +208,7 @@ void compact(const Stream<V>& in, Range range, Stream<V>& out) {
 }
 
 template <class V>
-void concat_disjoint(Stream<V>& lower, const Stream<V>& upper, Range lower_range, Range upper_range,
-                     Stream<V>& scratch) {
+void concat_disjoint(Stream<V>& lower, StreamView<V> upper, Range lower_range, Range upper_range, Stream<V>& scratch) {
   const Range joined{lower_range.begin, upper_range.end};
   lower.reserve(joined.length());
   if (!lower.is_dense() && !upper.is_dense()) {
@@ -258,12 +257,12 @@ uint64_t nonzeros(const Stream<V>& s) {
 #define MPISGD_STREAM_SUM(V)                                                                                    \
   template void encode<V>(std::span<const uint32_t>, std::span<const V>, Range, const DenseSwitch&, Stream<V>&); \
   template const Stream<V>& switched<V>(const Stream<V>&, Range, const DenseSwitch&, Stream<V>&);                \
-  template void extract<V>(const Stream<V>&, Range, Range, const DenseSwitch&, Stream<V>&);                     \
+  template void extract<V>(StreamView<V>, Range, Range, const DenseSwitch&, Stream<V>&);                        \
   template void write_dense<V>(const Stream<V>&, Range, V*);                                                     \
   template void densify<V>(const Stream<V>&, Range, Stream<V>&);                                                 \
   template void add_overlapping<V>(Stream<V>&, Stream<V>&, Stream<V>&, Range, const DenseSwitch&);              \
   template void compact<V>(const Stream<V>&, Range, Stream<V>&);                                                 \
-  template void concat_disjoint<V>(Stream<V>&, const Stream<V>&, Range, Range, Stream<V>&);                      \
+  template void concat_disjoint<V>(Stream<V>&, StreamView<V>, Range, Range, Stream<V>&);                         \
   template uint64_t nonzeros<V>(const Stream<V>&);
 MPISGD_STREAM_SUM(float)
 MPISGD_STREAM_SUM(double)

@@ -26,7 +26,11 @@ const Stream<V>& switched(const Stream<V>& in, Range range, const DenseSwitch& s
 // out = the part of `in` (a stream over `whole`) that lies in `part`, as a stream over
 // `part`: the pairs in it, sparse if they are few enough, else the dense slice.
 template <class V>
-void extract(const Stream<V>& in, Range whole, Range part, const DenseSwitch& sw, Stream<V>& out);
+void extract(StreamView<V> in, Range whole, Range part, const DenseSwitch& sw, Stream<V>& out);
+template <class V>
+void extract(const Stream<V>& in, Range whole, Range part, const DenseSwitch& sw, Stream<V>& out) {
+  extract(in.view(), whole, part, sw, out);
+}
 
 // Writes the dense form of `in` (a stream over `range`) to out[0, range.length()).
 template <class V>
@@ -54,8 +58,12 @@ void compact(const Stream<V>& in, Range range, Stream<V>& out);
 // only the bytes decide. `lower` needs the capacity of the joined range. May swap
 // `scratch` with `lower`.
 template <class V>
+void concat_disjoint(Stream<V>& lower, StreamView<V> upper, Range lower_range, Range upper_range, Stream<V>& scratch);
+template <class V>
 void concat_disjoint(Stream<V>& lower, const Stream<V>& upper, Range lower_range, Range upper_range,
-                     Stream<V>& scratch);
+                     Stream<V>& scratch) {
+  concat_disjoint(lower, upper.view(), lower_range, upper_range, scratch);
+}
 
 // Number of non-zero values a stream holds (a dense one is scanned).
 template <class V>
