@@ -142,6 +142,10 @@ class CountedComm {
   // Returns the index in `receives` of the one completed.
   int wait_any_received(std::span<MPI_Request> receives, int* bytes = nullptr);
 
+  // Bytes that crossed through a shared window (comm/shared_slots.h) instead of a
+  // message: those other ranks read from this rank's slot, and those it read from theirs.
+  void count_shared(uint64_t sent, uint64_t received) { add_bytes(sent, received); }
+
   // Counts the seconds from construction to destruction as communication; nested scopes
   // (a collective built on allreduce_sum) count once. The outermost scope is also the wait
   // the watchdog watches: `op` names it in a stall report.

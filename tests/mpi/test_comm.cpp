@@ -3,8 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,6 +17,7 @@
 #include "comm/extrema.h"
 #include "comm/job_error.h"
 #include "comm/prefix_sum.h"
+#include "comm/shared_slots.h"
 #include "comm/sum_in_place.h"
 #include "comm/thread_level.h"
 #include "mpi_test_util.h"
@@ -77,6 +81,45 @@ TEST_CASE("blocks gathered in place reach every rank, in any length and piece si
     gather_blocks_in_place(values, MPI_COMM_WORLD, piece);
     INFO("n = " << n << ", piece = " << piece << ", P = " << size);
     CHECK(values == expected);
+  }
+}
+
+TEST_CASE("shared slots: each rank reads what every other wrote, where a node's memory may be shared",
+          "[comm]") {
+  const int rank = world_rank(), size = world_size();
+  REQUIRE(shared_window_room(MPI_COMM_WORLD) > 0);  // the tests' ranks share one node
+  {
+    SharedSlots slots(MPI_COMM_WORLD, 3 * sizeof(int64_t));
+    for (int round = 0; round < 2; ++round) {
+      const int64_t mine[3] = {rank, round, int64_t{1} << 40};
+      std::memcpy(slots.mine(), mine, sizeof(mine));
+      slots.publish();
+      bool all = true;
+      for (int r = 0; r < size; ++r) {
+        int64_t theirs[3];
+        std::memcpy(theirs, slots.of(r), sizeof(theirs));
+        all = all && theirs[0] == r && theirs[1] == round && theirs[2] == int64_t{1} << 40;
+      }
+      CHECK(on_all_ranks(all));
+      slots.publish();  // nobody writes the next round before every rank has read this one
+    }
+  }
+  // A run whose MPI was told to keep a node's messages off shared memory means to
+  // measure the network: no shared windows there either.
+  for (auto [name, value] : {std::pair{"OMPI_MCA_btl", "tcp,self"}, std::pair{"OMPI_MCA_btl", "^vader"},
+                             std::pair{"MPIR_CVAR_NOLOCAL", "1"}}) {
+    CAPTURE(name, value);
+    const char* had = std::getenv(name);
+    const std::optional<std::string> saved = had ? std::optional<std::string>(had) : std::nullopt;
+    setenv(name, value, 1);
+    CHECK(shared_window_room(MPI_COMM_WORLD) == 0);
+    setenv(name, "self,vader,tcp", 1);
+    if (std::string(name) == "OMPI_MCA_btl") CHECK(shared_window_room(MPI_COMM_WORLD) > 0);
+    if (saved) {
+      setenv(name, saved->c_str(), 1);
+    } else {
+      unsetenv(name);
+    }
   }
 }
 
