@@ -59,6 +59,7 @@
 #include "comm/extrema.h"
 #include "comm/job_error.h"
 #include "comm/log.h"
+#include "comm/shared_slots.h"
 #include "comm/thread_level.h"
 #include "profile/quantile.h"
 #include "sparse/sample.h"
@@ -96,7 +97,7 @@ class Bench {
   }
 
   int run() {
-    const std::vector<std::string> names = algorithms();
+    const std::vector<std::string> names = algorithms(shared_window_room(comm_.raw()));
     config_ = tuned(config_, comm_, sizeof(V));
     make_inputs();
     // Every algorithm in every round (in reverse order in odd rounds), so that a machine
@@ -158,10 +159,18 @@ class Bench {
   }
 
  private:
-  std::vector<std::string> algorithms() const {
+  // `room`: what a shared window may take here (shared_window_room); "all" leaves out the
+  // algorithms whose window does not fit, saying so.
+  std::vector<std::string> algorithms(uint64_t room) const {
     std::vector<std::string> names;
     if (o_.algo == "all") {
-      for (const auto& info : sparse_allreduce_registry<V>()) names.push_back(info.name);
+      for (const auto& info : sparse_allreduce_registry<V>()) {
+        if (info.shared_bytes && info.shared_bytes(o_.dim, p_) > room) {
+          if (rank_ == 0) std::printf("  %s left out: its shared window does not fit here\n", info.name.c_str());
+          continue;
+        }
+        names.push_back(info.name);
+      }
       for (const auto& info : topk_allreduce_registry<V>()) names.push_back(info.name);
     } else {
       names = split_list(o_.algo);

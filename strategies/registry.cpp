@@ -28,7 +28,7 @@ template <const char* Algorithm>
 std::unique_ptr<Strategy> make_sparse(const StrategyContext& c) {
   return make_lossless_sparse(c, Algorithm);
 }
-constexpr char kRecDbl[] = "ssar-rec-dbl", kSplitAg[] = "ssar-split-ag", kDsarSplitAg[] = "dsar-split-ag",
+constexpr char kRecDbl[] = "ssar-rec-dbl", kSplitAg[] = "ssar-split-ag", kShm[] = "ssar-shm", kDsarSplitAg[] = "dsar-split-ag",
                kDsarEarly[] = "dsar-early", kAuto[] = "auto";
 
 // The top-k strategies differ only in the top-k collective (src/collectives/topk_*.cpp).
@@ -48,6 +48,8 @@ const std::vector<StrategyInfo>& strategy_registry() {
       {"allreduce", "dense MPI_Allreduce of the whole update vector (the baseline)", dense, make_dense_allreduce, true},
       {"ssar-rec-dbl", "sparse update, SSAR recursive doubling", sparse, make_sparse<kRecDbl>, true},
       {"ssar-split-ag", "sparse update, SSAR split + sparse allgather", sparse, make_sparse<kSplitAg>, true},
+      {"ssar-shm", "sparse update, ssar-split-ag's sums through one node's shared memory", sparse, make_sparse<kShm>,
+       true},
       {"dsar-split-ag", "sparse update, DSAR split + dense allgather", sparse, make_sparse<kDsarSplitAg>, true},
       {"dsar-early", "sparse update, DSAR going dense inside groups of --group-size", sparse, make_sparse<kDsarEarly>,
        true},

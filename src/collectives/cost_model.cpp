@@ -3,6 +3,7 @@
 #include "collectives/sparse_allreduce.h"
 #include "comm/core_sharing.h"
 #include "comm/node_facts.h"
+#include "comm/shared_slots.h"
 
 #include <algorithm>
 #include <cmath>
@@ -59,7 +60,11 @@ double CostModel::transfer(double items, double length) const {
 double CostModel::message(double items, double length) const { return in_.network.alpha + transfer(items, length); }
 
 double CostModel::gather_message(double items, double length) const {
-  return in_.network.alpha + transfer(items, length, kByteBound.density);
+  return in_.network.alpha + gather_transfer(items, length);
+}
+
+double CostModel::gather_transfer(double items, double length) const {
+  return transfer(items, length, kByteBound.density);
 }
 
 double CostModel::compact(double items, double length) const {
@@ -84,12 +89,20 @@ double CostModel::split(int parts) const {
   const double length = n_ / parts;
   // The parts are posted at once: one alpha, a gap for each further message, and every
   // message's bytes through the rank's link.
-  double t = in_.network.alpha + (parts - 2) * in_.network.gap + (parts - 1) * transfer(in_.k / parts, length);
-  // The owner sums its parts as a tree: at the level where partial sums hold m parts,
-  // about parts / 2m sums, each of a partial of sum_of(m) / parts items.
+  const double t = in_.network.alpha + (parts - 2) * in_.network.gap + (parts - 1) * transfer(in_.k / parts, length);
+  return t + tree_sums(parts);
+}
+
+double CostModel::tree_sums(int parts) const {
+  // At the level where partial sums hold m parts, about parts / 2m sums, each of a
+  // partial of sum_of(m) / parts items.
+  const double length = n_ / parts;
+  double t = 0;
   for (int m = 1; m < parts; m *= 2) t += std::ceil(parts / (2.0 * m)) * sum(sum_of(m) / parts, length);
   return t;
 }
+
+double CostModel::barrier() const { return ceil_log2(in_.ranks) * in_.network.alpha; }
 
 double CostModel::dense_allgather() const {
   return ceil_log2(in_.ranks) * in_.network.alpha + dense((p() - 1) / p() * n_);
@@ -128,7 +141,7 @@ MachineSpeed measure_machine_speed(const CountedComm& counted) {
   const SummationSpeed local = rank_on_node(comm) == 0 ? measure_summation_speed() : SummationSpeed{};
   double speeds[2] = {local.merge_item_s, local.dense_element_s};
   MPI_Allreduce(MPI_IN_PLACE, speeds, 2, MPI_DOUBLE, MPI_MAX, comm);
-  return {network, {speeds[0], speeds[1]}, core_sharing(comm)};
+  return {network, {speeds[0], speeds[1]}, core_sharing(comm), shared_window_room(comm)};
 }
 
 bool pack_runs_pay(const AlphaBeta& network, const SummationSpeed& compute, uint32_t columns) {

@@ -87,6 +87,7 @@ class CostModel {
   // A message of a stream that is not summed on arrival (an allgather's block): dense
   // only past the byte bound.
   double gather_message(double items, double length) const;
+  double gather_transfer(double items, double length) const;
   // Making a summed stream of `items` items over `length` indices ready to be gathered
   // (stream_sum.h compact): a scan of its values if the sum went dense.
   double compact(double items, double length) const;
@@ -101,6 +102,10 @@ class CostModel {
   double dense(double values) const;
   // The Split phase over `parts` ranks (split_reduce.h), its messages posted together.
   double split(int parts) const;
+  // The owner's sums of its range of `parts` inputs, as a tree in canonical order.
+  double tree_sums(int parts) const;
+  // A barrier: a message's latency for each doubling of the ranks.
+  double barrier() const;
   // MPI's dense allgather of N values, and its reduce-scatter of `values` over `parts`.
   double dense_allgather() const;
   double dense_reduce_scatter(double values, int parts) const;

@@ -8,6 +8,7 @@ template <class V> std::unique_ptr<SparseAllreduce<V>> make_dense_allreduce(Coun
 template <class V> std::unique_ptr<SparseAllreduce<V>> make_dense_rec_halving(CountedComm&, uint32_t, const CollectiveConfig&);
 template <class V> std::unique_ptr<SparseAllreduce<V>> make_ssar_rec_dbl(CountedComm&, uint32_t, const CollectiveConfig&);
 template <class V> std::unique_ptr<SparseAllreduce<V>> make_ssar_split_ag(CountedComm&, uint32_t, const CollectiveConfig&);
+template <class V> std::unique_ptr<SparseAllreduce<V>> make_ssar_shm(CountedComm&, uint32_t, const CollectiveConfig&);
 template <class V> std::unique_ptr<SparseAllreduce<V>> make_dsar_split_ag(CountedComm&, uint32_t, const CollectiveConfig&);
 template <class V> std::unique_ptr<SparseAllreduce<V>> make_dsar_early(CountedComm&, uint32_t, const CollectiveConfig&);
 template <class V> std::unique_ptr<SparseAllreduce<V>> make_sparse_auto(CountedComm&, uint32_t, const CollectiveConfig&);
@@ -16,6 +17,8 @@ double dense_allreduce_cost(const CostModel&);
 double dense_rec_halving_cost(const CostModel&);
 double ssar_rec_dbl_cost(const CostModel&);
 double ssar_split_ag_cost(const CostModel&);
+double ssar_shm_cost(const CostModel&);
+template <class V> uint64_t ssar_shm_window(uint32_t, int);
 double dsar_split_ag_cost(const CostModel&);
 double dsar_early_cost(const CostModel&);
 
@@ -30,6 +33,8 @@ const std::vector<CollectiveInfo<V>>& sparse_allreduce_registry() {
        ssar_rec_dbl_cost, true},
       {"ssar-split-ag", "sparse split to owners, sparse recursive-doubling allgather", make_ssar_split_ag<V>,
        ssar_split_ag_cost, true},
+      {"ssar-shm", "ssar-split-ag's sums through one node's shared memory: loads instead of messages",
+       make_ssar_shm<V>, ssar_shm_cost, true, ssar_shm_window<V>},
       {"dsar-split-ag", "sparse split to owners, dense allgather (dense results)", make_dsar_split_ag<V>,
        dsar_split_ag_cost, true},
       {"dsar-early", "sparse split inside groups of --group-size, dense reduce-scatter, dense allgather",

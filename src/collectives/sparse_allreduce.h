@@ -28,6 +28,7 @@ struct MachineSpeed {
   AlphaBeta network;
   SummationSpeed compute;  // on one undisturbed core
   double core_sharing = 1;  // ranks per core (comm/core_sharing.h)
+  uint64_t shared_room = 0;  // bytes a shared window may take (comm/shared_slots.h)
 };
 
 // Collective: measures both (a ping-pong and a summation timing, tens of milliseconds);
@@ -93,6 +94,10 @@ struct CollectiveInfo {
   // Sums in canonical_sum_order() (collective_util.h), so that every such algorithm
   // gives the same bits for the same inputs: auto chooses among these alone.
   bool canonical_order;
+  // Bytes of a node's shared memory its window takes for N = dim over `ranks` ranks; null
+  // where it takes none. Such an algorithm runs only where MachineSpeed::shared_room holds
+  // its window (its factory refuses elsewhere), and auto offers it only there.
+  uint64_t (*shared_bytes)(uint32_t dim, int ranks) = nullptr;
 };
 
 // Every algorithm, in the order benchmarks list them.

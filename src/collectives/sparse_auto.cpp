@@ -86,7 +86,10 @@ class SparseAuto final : public SparseAllreduce<V> {
         time_ties_(config.tie_trials > 0 &&
                    speed_.network.beta * sizeof(V) <= kSlowLink * speed_.compute.dense_element_s) {
     for (const auto& info : sparse_allreduce_registry<V>()) {
-      if (info.cost && info.canonical_order) candidates_.push_back(Candidate{&info, nullptr});
+      const bool fits = !info.shared_bytes || info.shared_bytes(dim, comm.size()) <= speed_.shared_room;
+      if (info.cost && info.canonical_order && fits) {
+        candidates_.push_back(Candidate{&info, nullptr});
+      }
     }
     spdlog::debug("auto allreduce: alpha {:.2e} s, gap {:.2e} s, beta {:.2e} s/byte ({:.0f} MB/s), merge {:.2f} ns/item, "
                   "dense add {:.2f} ns/value, {:.2g} ranks per core, dense switch at {:.1f}%, near ties {}",

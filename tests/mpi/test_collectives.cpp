@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -237,9 +239,11 @@ TEMPLATE_TEST_CASE("a configured dense switch is honoured and keeps results exac
           const Stream<V>& result = algorithms[a]->allreduce(input);
           CHECK(on_all_ranks(equals(result, n, expect)));
           // A density of 0 sends every non-empty stream dense (inputs included, encoded
-          // with the same switch), so any item makes a sum dense. ssar-split-ag (and auto
-          // when it runs it) gathers its sums compacted, as pairs up to the byte bound.
-          const bool gathers_pairs = registry[a].name == "ssar-split-ag" || registry[a].name == "auto";
+          // with the same switch), so any item makes a sum dense. ssar-split-ag and ssar-shm
+          // (and auto when it runs one) gather their sums compacted, as pairs up to the byte
+          // bound.
+          const std::string& name = registry[a].name;
+          const bool gathers_pairs = name == "ssar-split-ag" || name == "ssar-shm" || name == "auto";
           if (density == 0 && total > 0 && !gathers_pairs) CHECK(on_all_ranks(result.is_dense()));
           // With the byte bound alone, 100 shared indices of 1000 stay sparse in the sparse
           // algorithms (the default switch, a few percent, would make them dense).
@@ -366,6 +370,25 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
       CAPTURE(call, rank, size, moved.bytes_sent, moved.bytes_received, sent, received);
       CHECK(on_all_ranks(moved.bytes_sent == sent && moved.bytes_received == received));
       CHECK(on_all_ranks(!result.is_dense() && result.count() == 50 && result.bytes() == stream));
+    }
+  }
+  SECTION("ssar-shm: the parts and sums other ranks read from this rank's slot, and it from theirs") {
+    auto ar = make_sparse_allreduce<V>("ssar-shm", comm, n, measured());
+    // Every rank holds the same indices, so each owned sum has as many pairs as each part.
+    auto pairs_in = [&](int r) {
+      const Range range = owned_range(n, size, r);
+      return static_cast<uint64_t>(std::count_if(mine.index.begin(), mine.index.end(),
+                                                 [&](uint32_t i) { return i >= range.begin && i < range.end; }));
+    };
+    uint64_t others = 0;
+    for (int r = 0; r < size; ++r) others += r == rank ? 0 : Stream<V>::sparse_bytes(pairs_in(r));
+    // Its part of each other rank's input and their sums; its parts of the others' ranges
+    // and its sum, once for each of them.
+    const uint64_t bytes = others + static_cast<uint64_t>(size - 1) * Stream<V>::sparse_bytes(pairs_in(rank));
+    for (int call = 0; call < 2; ++call) {
+      const CommStats moved = moved_by(*ar);
+      CAPTURE(call, rank, size, moved.bytes_sent, moved.bytes_received, bytes);
+      CHECK(on_all_ranks(moved.bytes_sent == bytes && moved.bytes_received == bytes));
     }
   }
   SECTION("dense: the volume of a bandwidth-optimal allreduce") {
@@ -576,6 +599,43 @@ TEMPLATE_TEST_CASE("byte counters: what the algorithms send and receive", "[coll
     CAPTURE(by_auto.bytes_sent, direct.bytes_sent);
     CHECK(on_all_ranks(by_auto.bytes_sent == direct.bytes_sent + 16));  // and k's exchange
   }
+}
+
+TEST_CASE("ssar-shm runs only where its shared window fits, and auto offers it only there", "[collectives]") {
+  const int rank = world_rank(), size = world_size();
+  CountedComm comm(MPI_COMM_WORLD);
+  const uint32_t n = 1000;
+  REQUIRE(measured().measured->shared_room > 0);  // the tests' ranks share one node
+  CollectiveConfig cramped = measured();
+  cramped.measured->shared_room = 1;
+  CHECK_THROWS_WITH(make_sparse_allreduce<float>("ssar-shm", comm, n, cramped),
+                    Catch::Contains("ssar-shm") && Catch::Contains("/dev/shm"));
+  cramped.measured->shared_room = 0;
+  CHECK_THROWS_WITH(make_sparse_allreduce<float>("ssar-shm", comm, n, cramped), Catch::Contains("one node"));
+
+  // auto with every candidate tied times each one it offers, then settles.
+  const Contribution<float> mine = contribution<float>({Kind::kRandom, 0.05}, n, rank, size, 4000);
+  const Stream<float> input = encode_input(mine, n, false);
+  auto chosen = [&](std::optional<uint64_t> room) {
+    CollectiveConfig tied = all_tied(1e-10);
+    tied.cold_calls = 0;
+    if (room) tied.measured->shared_room = *room;
+    auto ar = make_sparse_allreduce<float>("auto", comm, n, tied);
+    std::set<std::string> ran;
+    for (int call = 0; call < 40; ++call) {
+      ar->allreduce(input);
+      ran.insert(ar->choice());
+    }
+    return ran;
+  };
+  // One rank moves nothing, and the model ties only the algorithms it prices at 0 there.
+  if (size > 1) {
+    const std::set<std::string> offered = chosen(std::nullopt);
+    CAPTURE(offered);
+    CHECK(offered.count("ssar-shm") == 1);
+  }
+  CHECK(chosen(uint64_t{0}).count("ssar-shm") == 0);
+  CHECK(chosen(uint64_t{1}).count("ssar-shm") == 0);
 }
 
 TEST_CASE("an unknown algorithm name lists the known ones", "[collectives]") {

@@ -152,7 +152,7 @@ TEST_CASE("the default strategy gives the same bits whichever algorithms serve i
   run_train(tied, MPI_COMM_WORLD);
   CHECK(same_files(dir + "/default.model", tied.save_model));
 
-  for (const char* algorithm : {"ssar-rec-dbl", "ssar-split-ag", "dsar-split-ag"}) {
+  for (const char* algorithm : {"ssar-rec-dbl", "ssar-split-ag", "ssar-shm", "dsar-split-ag"}) {
     INFO("strategy " << algorithm);
     TrainConfig one = c;
     one.strategy = algorithm;

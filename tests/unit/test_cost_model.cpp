@@ -133,3 +133,26 @@ TEST_CASE("cost model: packed runs price a sparse item at its value and a share 
   const SummationSpeed merge{4e-9, 1e-9};
   CHECK(network_dense_switch(in.network, merge, 4, 10).density > network_dense_switch(in.network, merge, 4).density);
 }
+
+TEST_CASE("cost model: ssar-shm moves ssar-split-ag's bytes, without the fold", "[cost_model]") {
+  for (int p : {2, 3, 4, 6, 8, 16}) {
+    CAPTURE(p);
+    CostInputs bytes = shared_memory(p, 20000);
+    bytes.network = AlphaBeta{0, 1};
+    bytes.compute = SummationSpeed{0, 0};
+    bytes.mean_volume = true;
+    // The same parts and sums cross, read from a slot instead of sent; only the streams'
+    // 8-byte headers differ in number. Where P is not a power of two, split-allgather
+    // folds the extra ranks' sums in and the result out; every slot is read directly.
+    const double shm = cost_of("ssar-shm", bytes), split_ag = cost_of("ssar-split-ag", bytes);
+    if ((p & (p - 1)) == 0) {
+      CHECK(shm == Approx(split_ag).epsilon(0.001));
+    } else {
+      CHECK(shm < 0.95 * split_ag);
+    }
+  }
+  // Every rank sums between the two barriers, so ranks that share a core sum in turn.
+  CostInputs alone = shared_memory(8, 20000), shared = alone;
+  shared.core_sharing = 4;
+  CHECK(cost_of("ssar-shm", shared) > cost_of("ssar-shm", alone));
+}
