@@ -28,8 +28,8 @@ template <const char* Algorithm>
 std::unique_ptr<Strategy> make_sparse(const StrategyContext& c) {
   return make_lossless_sparse(c, Algorithm);
 }
-constexpr char kRecDbl[] = "ssar-rec-dbl", kSplitAg[] = "ssar-split-ag", kShm[] = "ssar-shm", kDsarSplitAg[] = "dsar-split-ag",
-               kDsarEarly[] = "dsar-early", kAuto[] = "auto";
+constexpr char kRecDbl[] = "ssar-rec-dbl", kSplitAg[] = "ssar-split-ag", kShm[] = "ssar-shm",
+               kDsarSplitAg[] = "dsar-split-ag", kDsarEarly[] = "dsar-early", kAuto[] = "auto";
 
 // The top-k strategies differ only in the top-k collective (src/collectives/topk_*.cpp).
 template <const char* Algorithm>
