@@ -135,9 +135,10 @@ TEMPLATE_TEST_CASE("packed runs: every lossless collective gives the same bits a
         CHECK(on_all_ranks(packed_bytes <= plain_bytes));
         // Sparse inputs (below 4000 features, 20% of the slots) of runs: the sparse
         // algorithms send fewer bytes in all (a rank the fold leaves out may send its
-        // input dense).
+        // input dense). One that reads its streams from a shared window sends no
+        // message, so it has nothing to pack.
         const bool sparse_algorithm = info.name.rfind("ssar", 0) == 0 || info.name.rfind("dsar", 0) == 0;
-        if (many && whole && features >= 40 && features < 4000 && sparse_algorithm)
+        if (many && whole && features >= 40 && features < 4000 && sparse_algorithm && !info.shared_bytes)
           CHECK(total(packed_bytes) < total(plain_bytes));
       }
     }
