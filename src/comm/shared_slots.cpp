@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "comm/node_facts.h"
 #include "comm/simulation.h"
 
 namespace mpisgd {
@@ -35,11 +36,8 @@ bool local_transport_refused() {
 
 uint64_t shared_window_room(MPI_Comm comm) {
   if (kSimulated) return 0;
-  MPI_Comm node;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int on_node = 0, size = 0;
-  MPI_Comm_size(node, &on_node);
-  MPI_Comm_free(&node);
+  const int on_node = ranks_on_node(comm);
+  int size = 0;
   MPI_Comm_size(comm, &size);
   // Signed for MPI_MIN (comm/extrema.h); a node holding only some of the ranks says 0.
   int64_t room = INT64_MAX;
