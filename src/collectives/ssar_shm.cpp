@@ -11,7 +11,6 @@
 // the sums run by every rank at once between the barriers, so that ranks sharing a core
 // take them in turn. Runs only where every rank is on one node and /dev/shm has room for
 // the window (comm/shared_slots.h).
-#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -40,11 +39,7 @@ size_t slot_bytes(uint32_t dim, int ranks) {
 template <class V>
 uint64_t part_bytes(StreamView<V> in, Range part) {
   if (in.is_dense()) return Stream<V>::dense_bytes(part.length());
-  const auto pairs = in.pairs();
-  const auto by_index = [](const Pair<V>& p, uint32_t i) { return p.index < i; };
-  const auto first = std::lower_bound(pairs.begin(), pairs.end(), part.begin, by_index);
-  const auto last = std::lower_bound(first, pairs.end(), part.end, by_index);
-  return Stream<V>::sparse_bytes(static_cast<uint64_t>(last - first));
+  return Stream<V>::sparse_bytes(in.pairs_in(part).size());
 }
 
 template <class V>

@@ -70,6 +70,13 @@ class StreamView {
   std::span<const V> values() const {
     return {reinterpret_cast<const V*>(block_ + kHeaderBytes), is_dense() ? count() : 0};
   }
+  // The pairs whose indices fall in `range`, found by binary search (empty when dense).
+  std::span<const Pair<V>> pairs_in(Range range) const {
+    const auto all = pairs();
+    const auto by_index = [](const Pair<V>& p, uint32_t i) { return p.index < i; };
+    const auto first = std::lower_bound(all.begin(), all.end(), range.begin, by_index);
+    return {first, std::lower_bound(first, all.end(), range.end, by_index)};
+  }
   const void* data() const { return block_; }
 
   static constexpr size_t kHeaderBytes = 8;

@@ -123,17 +123,14 @@ void extract(StreamView<V> in, Range whole, Range part, const DenseSwitch& sw, S
     std::memcpy(out.values().data(), in.values().data() + (part.begin - whole.begin), part.length() * sizeof(V));
     return;
   }
-  auto pairs = in.pairs();
-  auto by_index = [](const Pair<V>& p, uint32_t i) { return p.index < i; };
-  auto first = std::lower_bound(pairs.begin(), pairs.end(), part.begin, by_index);
-  auto last = std::lower_bound(first, pairs.end(), part.end, by_index);
-  const auto n = static_cast<uint32_t>(last - first);
+  const std::span<const Pair<V>> inside = in.pairs_in(part);
+  const auto n = static_cast<uint32_t>(inside.size());
   if (n > sw.switch_count<V>(part.length())) {
     out.set_zero_dense(part.length());
-    scatter_add(std::span<const Pair<V>>(first, last), part.begin, out.values().data());
+    scatter_add(inside, part.begin, out.values().data());
   } else {
     out.set_sparse(n);
-    std::memcpy(out.pairs().data(), pairs.data() + (first - pairs.begin()), n * sizeof(Pair<V>));
+    std::memcpy(out.pairs().data(), inside.data(), n * sizeof(Pair<V>));
   }
 }
 
