@@ -20,6 +20,7 @@
 #include "data/labels.h"
 #include "data/load_dataset.h"
 #include "device/device_columns.h"
+#include "jobs/comm_bound_hint.h"
 #include "jobs/run_checkpoints.h"
 #include "model/model_file.h"
 #include "model/model_memory.h"
@@ -235,8 +236,9 @@ std::vector<std::string> profile_columns(const Strategy& strategy, const Resolve
 }
 
 // The end of an epoch in the loop: its summary on rank 0's table and profile, the test
-// set's loss and accuracy, and the early stop's decision, alike on every rank.
-void end_epoch(int epoch, const EpochRecord& record, const Resolved& r, const TrainingData& d, const Weights& w,
+// set's loss and accuracy, and the early stop's decision, alike on every rank. Returns
+// the summary, complete on rank 0.
+EpochSummary end_epoch(int epoch, const EpochRecord& record, const Resolved& r, const TrainingData& d, const Weights& w,
                Strategy& strategy, std::optional<ProfileWriter>& profile, EarlyStop& stopper,
                const CountedComm& comm) {
   MPI_Comm world = comm.raw();
@@ -264,6 +266,7 @@ void end_epoch(int epoch, const EpochRecord& record, const Resolved& r, const Tr
     spdlog::info("stopped after epoch {} of at most {}: {}", epoch, r.sgd.epochs, stopper.reason());
   if (!std::isfinite(loss) && comm.rank() == 0)
     spdlog::warn("epoch {}: the training loss is {}: the step diverged; give a smaller --lr", epoch, loss);
+  return summary;
 }
 
 // Phase 5, finish: the ranks' models checked to be one, then the model and the profile
@@ -336,7 +339,8 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
   if (comm.rank() == 0) print_profile_header(stdout, r.loss.classification());
   for (int epoch = done + 1; epoch <= r.sgd.epochs && !stopper.stopped(); ++epoch) {
     const EpochRecord record = trainer.run_epoch(epoch);
-    end_epoch(epoch, record, r, data, w, *strategy, profile, stopper, comm);
+    const EpochSummary summary = end_epoch(epoch, record, r, data, w, *strategy, profile, stopper, comm);
+    if (epoch == done + 1) log_comm_bound_hint(summary, c.strategy, strategy->summing() != nullptr, world);
     checkpoints.after_epoch(epoch, w, *strategy, trainer, stopper, record.wall_s);
   }
 

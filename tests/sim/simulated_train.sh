@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The SIM=1 build under SimGrid (scripts/simulate.sh): a simulated run trains the very model
-# a real one does, a run at P = 16 on the 1 GbE platform completes with a simulated profile,
-# a build's host speed is calibrated where it is missing and refused where malformed, and
-# what a simulated rank cannot do is refused at start by name. `make test SIM=1` runs it;
+# a real one does, a run at P = 16 on the 1 GbE platform completes with a simulated profile
+# and says that its exchanges take most of the epoch, a build's host speed is calibrated
+# where it is missing and refused where malformed, and what a simulated rank cannot do is
+# refused at start by name. `make test SIM=1` runs it;
 # it needs build-sim/ and the real build's mpisgd and gen_data.
 source "$(dirname "$0")/../e2e/lib.bash"
 
@@ -42,6 +43,12 @@ expect_contains "$tmp/p16.log" "16 ranks" "P = 16: the start-up line"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
   { if ($col["comm_s_mean"] < 0.006 || $col["bytes_sent_mean"] <= 0 || $col["ranks"] != 16) { print; bad = 1 } }
   END { exit bad || NR != 2 }' "$tmp/p16.csv" || { cat "$tmp/p16.csv"; fail "P = 16: the profile's epoch"; }
+pass
+# Two rows of compute a rank against log2 16 hops of 50 us at every step: the exchanges
+# are nearly the whole epoch, and the log names the strategy that exchanges less often.
+expect_contains "$tmp/p16.log" "epoch 1: exchanges took" "P = 16: the hint after the first epoch"
+expect_contains "$tmp/p16.log" "--strategy local-sgd" "P = 16: the hint's strategy"
+! grep -q "exchanges took" "$tmp/sim1.log" || fail "P = 1: a hint about exchanges where there are none"
 pass
 
 # The host speed: a build without a calibration is calibrated at its first run, a malformed
