@@ -238,9 +238,9 @@ std::vector<std::string> profile_columns(const Strategy& strategy, const Resolve
 // The end of an epoch in the loop: its summary on rank 0's table and profile, the test
 // set's loss and accuracy, and the early stop's decision, alike on every rank. Returns
 // the summary, complete on rank 0.
-EpochSummary end_epoch(int epoch, const EpochRecord& record, const Resolved& r, const TrainingData& d, const Weights& w,
-               Strategy& strategy, std::optional<ProfileWriter>& profile, EarlyStop& stopper,
-               const CountedComm& comm) {
+EpochSummary end_epoch(int epoch, const EpochRecord& record, const Resolved& r, const TrainingData& d,
+                       const Weights& w, Strategy& strategy, std::optional<ProfileWriter>& profile,
+                       EarlyStop& stopper, const CountedComm& comm) {
   MPI_Comm world = comm.raw();
   EpochSummary summary = [&] {
     WaitScope waiting("the epoch-end summary");
