@@ -35,6 +35,9 @@ usage: scripts/bench_time_to_accuracy.py [--kinds url,webspam] [--url-rows 20000
          [--webspam-rows 16000] [--max-epochs 10] [--within 0.01] [--dir out/bench]
          [--configs 1x1,1x2,2x1,4x1] [--multiclass ovr] [--no-sklearn]
          [--seed 1 | --seed 1,2,3,4,5] [--network none|shared|per-rank] [--rate 1gbit]
+With several seeds the configs run in the order given at the first, third, ... seed and
+in reverse at the others, so that no config always runs after the others (on a small VM
+the later of two runs of one file is the quicker).
 --network runs mpisgd over scripts/slow_network.sh's emulated network (root, Open MPI);
 the "vs P=1" column is then each config's ratio to the first config's time.
 Needs `scripts/install_deps.sh --bench` (scikit-learn, and Fashion-MNIST for kind fashion);
@@ -156,19 +159,28 @@ def first_reaching(target, setup, epochs):
     return None, None
 
 
-def run_configs(train, test, target, variants, seed, args):
+def run_configs(train, test, target, variants, seed, backwards, args):
     """One run of every config (and --multiclass variant) at one seed, back to back, so that
-    each ratio to the first config compares runs made minutes apart."""
+    each ratio to the first config compares runs made minutes apart. `backwards` runs them
+    in reverse: on the 2-core VM a run that follows another of the same file starts on
+    memory the first has just backed and is quicker for it, so a fixed order would favour
+    the later configs; alternating the order from seed to seed gives each its turn."""
+    jobs = [(config, multiclass) for config in args.configs for multiclass in variants]
+    timed = {}
+    for job in reversed(jobs) if backwards else jobs:
+        (ranks, threads, strategy), multiclass = job
+        setup, epochs = mpisgd(train, test, ranks, threads, strategy, multiclass, seed, args)
+        timed[job] = (setup, epochs)
     first = {}  # seconds to target of each variant's first config, the "vs P=1" reference
     results = []  # (name, seconds to target, epochs, accuracy after 1/3/10, reference seconds)
-    for ranks, threads, strategy in args.configs:
-        for multiclass in variants:
-            setup, epochs = mpisgd(train, test, ranks, threads, strategy, multiclass, seed, args)
-            seconds, n = first_reaching(target, setup, epochs)
-            first.setdefault(multiclass, seconds)
-            results.append((f"mpisgd P={ranks} T={threads}{' ' + strategy if strategy else ''}"
-                            f"{' ' + multiclass if multiclass else ''}", seconds, n, [a for _, a in epochs],
-                            first[multiclass]))
+    for job in jobs:
+        (ranks, threads, strategy), multiclass = job
+        setup, epochs = timed[job]
+        seconds, n = first_reaching(target, setup, epochs)
+        first.setdefault(multiclass, seconds)
+        results.append((f"mpisgd P={ranks} T={threads}{' ' + strategy if strategy else ''}"
+                        f"{' ' + multiclass if multiclass else ''}", seconds, n, [a for _, a in epochs],
+                        first[multiclass]))
     return results, first
 
 
@@ -186,7 +198,7 @@ def report_kind(kind, rows, test_rows, args):
     ll_seconds, ll_acc = liblinear(train, test)
     target = ll_acc - args.within
     variants = args.multiclass if CLASSES.get(kind, 2) > 2 else [None]
-    runs = [run_configs(train, test, target, variants, seed, args) for seed in args.seeds]
+    runs = [run_configs(train, test, target, variants, seed, i % 2 == 1, args) for i, seed in enumerate(args.seeds)]
     by_seed = [results for results, _ in runs]
     # One seed prints its runs in full, as it always did; several, each config's spread.
     results, first = runs[0] if len(args.seeds) == 1 else ([], {})
@@ -221,7 +233,8 @@ def report_kind(kind, rows, test_rows, args):
             epochs = "/".join(str(r[2]) if r[2] else "-" for r in config_runs)
             print(f"{name:<36} {spread(seconds, '{:.2f}'):>27} {epochs:>12} {spread(speed_ll, '{:.1f}x'):>20} "
                   f"{spread(ratios, '{:.2f}x'):>26}")
-        print("(at each seed the configs ran one after another, in this order; LIBLINEAR ran once)")
+        print("(at each seed the configs ran one after another, in this order at the 1st, 3rd, ... seed and "
+              "in reverse at the others; LIBLINEAR ran once)")
     if results:
         print(f"{'':<36} {'s to target':>11} {'epochs':>7} {'vs LIBLINEAR':>13} {'vs SGDClassifier':>17} "
               f"{versus:>7} {'acc@1':>7} {'acc@3':>7} {'acc@10':>7}")
