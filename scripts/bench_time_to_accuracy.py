@@ -166,16 +166,13 @@ def run_configs(train, test, target, variants, seed, backwards, args):
     memory the first has just backed and is quicker for it, so a fixed order would favour
     the later configs; alternating the order from seed to seed gives each its turn."""
     jobs = [(config, multiclass) for config in args.configs for multiclass in variants]
-    timed = {}
-    for job in reversed(jobs) if backwards else jobs:
-        (ranks, threads, strategy), multiclass = job
-        setup, epochs = mpisgd(train, test, ranks, threads, strategy, multiclass, seed, args)
-        timed[job] = (setup, epochs)
+    timed = [None] * len(jobs)  # by position: a config given twice runs twice
+    for i in reversed(range(len(jobs))) if backwards else range(len(jobs)):
+        (ranks, threads, strategy), multiclass = jobs[i]
+        timed[i] = mpisgd(train, test, ranks, threads, strategy, multiclass, seed, args)
     first = {}  # seconds to target of each variant's first config, the "vs P=1" reference
     results = []  # (name, seconds to target, epochs, accuracy after 1/3/10, reference seconds)
-    for job in jobs:
-        (ranks, threads, strategy), multiclass = job
-        setup, epochs = timed[job]
+    for ((ranks, threads, strategy), multiclass), (setup, epochs) in zip(jobs, timed):
         seconds, n = first_reaching(target, setup, epochs)
         first.setdefault(multiclass, seconds)
         results.append((f"mpisgd P={ranks} T={threads}{' ' + strategy if strategy else ''}"
