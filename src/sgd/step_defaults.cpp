@@ -72,7 +72,8 @@ ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, in
     // AdaGrad divides each coordinate's step by its own gradients' norm, so the data's
     // scale is already taken out; eta is the first step's size per coordinate.
     r.lr = 0.5;
-    r.why = "adagrad scales each coordinate itself";
+    r.why = "adagrad scales each coordinate itself; its first step on one is eta whatever the gradient, which on rows "
+            "of many rare features trains below the default schedule (docs/performance.md#adagrads-auto-step)";
   } else {
     r.lr = step_constant(loss) * global / norm;
     r.why += fmt::format("{} x global batch {} / mean ||x||^2 {:.4g}", step_constant(loss), global, norm);
