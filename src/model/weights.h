@@ -21,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "data/big_array.h"
 #include "model/step_rule.h"
 #include "model/zeroed_array.h"
 #include "sparse/stream.h"
@@ -137,7 +138,7 @@ class Weights {
   };
   ZeroedArray<Slot> slots_;  // zero until touched: model/zeroed_array.h
   std::vector<float> adagrad_;  // empty unless Adagrad
-  std::vector<float> base_;     // v at the last mark_base(), empty until then
+  HugePageArray<float> base_;   // v at the last mark_base(), empty until then
   StepScale step_;
   int threads_;
   uint64_t stamp_ = 0;

@@ -164,7 +164,7 @@ class Stream {
     if (words > buf_.size()) buf_.resize(words);
   }
 
-  BigArray<uint64_t> buf_;  // 64-bit words keep the block 8-byte aligned for doubles
+  HugeTailArray<uint64_t> buf_;  // 64-bit words keep the block 8-byte aligned for doubles
 };
 
 }  // namespace mpisgd
