@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -33,9 +34,16 @@ double curvature_limit(LossKind loss) {
   return 1.0;
 }
 
+namespace {
+// The largest global batch whose linear-scaled lr stays under the curvature cap.
+double lr_following_batch(double mean_sq_norm, double curvature, LossKind loss) {
+  return curvature_limit(loss) * mean_sq_norm / (step_constant(loss) * curvature);
+}
+}  // namespace
+
 uint64_t grown_global_batch(double mean_sq_norm, double curvature, uint64_t workers, LossKind loss) {
-  const double linear = curvature_limit(loss) * mean_sq_norm / (step_constant(loss) * curvature);
   const double most = static_cast<double>(kAimedGlobalBatch * workers);
+  const double linear = lr_following_batch(mean_sq_norm, curvature, loss);
   return std::max(kAimedGlobalBatch, static_cast<uint64_t>(std::min(most, std::floor(linear))));
 }
 
@@ -51,10 +59,16 @@ ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, in
   uint64_t aimed_global = kAimedGlobalBatch;
   if (!request.batch && needs_curvature(request, schedule) && scale.batch_curvature > 0 && w > 1) {
     aimed_global = grown_global_batch(norm, scale.batch_curvature, w, loss);
-    if (aimed_global > kAimedGlobalBatch)
-      r.why = fmt::format("global batch grown to {} for {} workers ({} each, up to where the lr stops following "
-                          "the batch: {} x mean ||x||^2 / ({} x largest curvature)); ",
-                          aimed_global, w, kAimedGlobalBatch, curvature_limit(loss), step_constant(loss));
+    const std::string limit =
+        fmt::format("{:.0f} = {} x mean ||x||^2 / ({} x largest curvature), past which the lr stops following it",
+                    std::floor(lr_following_batch(norm, scale.batch_curvature, loss)), curvature_limit(loss),
+                    step_constant(loss));
+    if (aimed_global == kAimedGlobalBatch * w)
+      r.why = fmt::format("global batch grown to {} for {} workers, {} each (at most {}); ", aimed_global, w,
+                          kAimedGlobalBatch, limit);
+    else if (aimed_global > kAimedGlobalBatch)
+      r.why = fmt::format("global batch grown to {} for {} workers, short of {} each: at most {}; ", aimed_global, w,
+                          kAimedGlobalBatch, limit);
   }
   if (request.batch) {
     r.batch = *request.batch;

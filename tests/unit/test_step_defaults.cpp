@@ -73,12 +73,13 @@ TEST_CASE("with more workers the auto global batch grows as far as the lr follow
   const ResolvedStep two = resolve_step({}, url, 2, LossKind::logistic, Schedule::invscaling);
   CHECK(two.batch == 100);
   CHECK(two.lr == Approx(2.0));
-  CHECK_THAT(two.why, Catch::Contains("global batch grown to 200 for 2 workers"));
+  CHECK_THAT(two.why, Catch::Contains("global batch grown to 200 for 2 workers, 100 each (at most 243 = 20 x"));
   // Split rounding down, so the lr still follows the batch: 4 x 60, lr 2.4 under 2.44.
   const ResolvedStep four = resolve_step({}, url, 4, LossKind::logistic, Schedule::invscaling);
   CHECK(four.batch == 60);
   CHECK(four.lr == Approx(2.4));
   CHECK_THAT(four.why, !Catch::Contains("(below"));
+  CHECK_THAT(four.why, Catch::Contains("global batch grown to 243 for 4 workers, short of 100 each: at most 243 ="));
   // One rank keeps its 100 rows, and so does data whose lr is capped at 100 rows already
   // (Webspam-like: 20 / 0.47 = 42.6 < 1 x 100 / 1).
   CHECK(resolve_step({}, url, 1, LossKind::logistic, Schedule::invscaling).batch == 100);
