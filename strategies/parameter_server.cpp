@@ -264,6 +264,7 @@ ParameterServerConfig settings(const std::string& name, const StrategyContext& c
   ParameterServerConfig ps = c.flags.get<ParameterServerConfig>();
   ps.l2 = c.step.l2;
   ps.adagrad = c.step.adagrad;
+  ps.adagrad_start = c.step.adagrad_start;
   ps.threads = c.step.threads;
   ps.batch = c.step.batch;
   return ps;

@@ -41,6 +41,7 @@ namespace mpisgd {
 struct StepRules {
   double l2 = 0;
   bool adagrad = false;
+  double adagrad_start = 0;  // the value AdaGrad's sums start at
   int threads = 1;
   uint64_t batch = 1;  // rows per worker step
   uint64_t seed = 1;

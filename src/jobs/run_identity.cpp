@@ -38,6 +38,8 @@ std::string run_identity(const TrainConfig& c, int ranks, uint32_t dim) {
   if (c.sgd.device.kind == DeviceKind::gpu) add(kDeviceKey, "gpu");
   add("lr-schedule", c.lr_schedule);
   add("lr", c.sgd.lr);
+  // Part of AdaGrad's step; other schedules record none, as before it existed.
+  if (c.sgd.adagrad_start > 0) add("adagrad-start", c.sgd.adagrad_start);
   add("l2", c.l2);
   add("batch", c.sgd.batch);
   add("seed", c.sgd.seed);

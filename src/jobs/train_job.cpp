@@ -97,12 +97,13 @@ void settle_step(const TrainConfig& c, const Dataset& train, Resolved& r, MPI_Co
   if (c.sgd.lr > 0) request.lr = c.sgd.lr;
   DataScale scale = measure_scale(train, world);
   ResolvedStep step = resolve_step(request, scale, r.workers, r.loss.kind, r.sgd.schedule);
-  if (needs_curvature(request, r.sgd.schedule)) {
+  if (needs_curvature(request)) {
     scale.batch_curvature = batch_curvature(train, step.batch * static_cast<uint64_t>(r.workers), world);
     step = resolve_step(request, scale, r.workers, r.loss.kind, r.sgd.schedule);
   }
   r.sgd.batch = step.batch;
   r.sgd.lr = step.lr;
+  r.sgd.adagrad_start = step.adagrad_start;
   spdlog::info("step: batch {}/worker (global {}{}), lr {:.6g}{}, schedule {}{}", step.batch,
                step.batch * static_cast<uint64_t>(r.workers), request.batch ? "" : ", auto", step.lr,
                request.lr ? "" : " (auto)", c.lr_schedule, step.why.empty() ? "" : ": " + step.why);
@@ -208,7 +209,11 @@ TrainingData load(const TrainConfig& c, const Resolved& r, const CountedComm& co
 std::unique_ptr<Strategy> build_strategy(const TrainConfig& c, const Resolved& r, const Dataset& train,
                                          CountedComm& comm) {
   try {
-    const StepRules step{.l2 = c.l2, .adagrad = r.adagrad(), .threads = r.sgd.threads, .batch = r.sgd.batch,
+    const StepRules step{.l2 = c.l2,
+                         .adagrad = r.adagrad(),
+                         .adagrad_start = r.sgd.adagrad_start,
+                         .threads = r.sgd.threads,
+                         .batch = r.sgd.batch,
                          .seed = r.sgd.seed};
     return make_strategy(c.strategy, StrategyContext{comm, train.dim * r.loss.columns, c.strategy_flags, step,
                                                      &train, r.loss.columns});
@@ -316,7 +321,8 @@ void run_train(const TrainConfig& c, MPI_Comm world) {
 
   // Where the strategy takes the steps elsewhere, a rank's weights take no step rules.
   const bool steps = find_strategy(c.strategy).family.takes_steps();
-  Weights w(data.train.data.dim * r.loss.columns, steps ? c.l2 : 0, r.adagrad() && steps, r.sgd.threads);
+  Weights w(data.train.data.dim * r.loss.columns, steps ? c.l2 : 0, r.adagrad() && steps, r.sgd.threads,
+            static_cast<float>(r.sgd.adagrad_start));
   std::unique_ptr<Strategy> strategy = build_strategy(c, r, data.train.data, comm);
   Trainer trainer(data.train.data, r.loss, w, *strategy, comm, r.sgd);
   spdlog::info("{} steps per epoch", trainer.steps_per_epoch());

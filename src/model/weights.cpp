@@ -16,10 +16,10 @@ namespace {
 constexpr ptrdiff_t kParallelStep = 8192;
 }
 
-Weights::Weights(uint32_t dim, double l2, bool adagrad, int threads)
+Weights::Weights(uint32_t dim, double l2, bool adagrad, int threads, float adagrad_start)
     : slots_(dim), threads_(threads) {
   step_.l2 = l2;
-  if (adagrad) adagrad_.assign(dim, 0.0f);
+  if (adagrad) adagrad_.assign(dim, adagrad_start);
   restamp();
 }
 

@@ -8,7 +8,7 @@
 // stay sparse. v is renormalised when scale gets small, which is rare and deterministic.
 //
 // With Adagrad (Duchi et al. 2011) each coordinate's step is divided by the root of its
-// summed squared gradients, G_i += g_i^2, v_i -= eta/scale g_i / (sqrt(G_i) + eps), and L2
+// summed squared gradients, G_i += g_i^2 from a start s0, v_i -= eta/scale g_i / (sqrt(G_i) + eps), and L2
 // acts as decoupled weight decay (the same scale factor), which keeps steps O(k) as well.
 //
 // Each weight shares its 8-byte slot with a float of scratch space, in which BatchGradient
@@ -34,7 +34,8 @@ class StateWriter;
 class Weights {
  public:
   // `threads` OpenMP threads apply large steps (each index is independent of the others).
-  Weights(uint32_t dim, double l2, bool adagrad, int threads = 1);
+  // With AdaGrad its sums start at `adagrad_start` (sgd/step_defaults.h says why).
+  Weights(uint32_t dim, double l2, bool adagrad, int threads = 1, float adagrad_start = 0);
 
   uint32_t dim() const { return static_cast<uint32_t>(slots_.size()); }
 

@@ -20,6 +20,7 @@ struct ParameterServerConfig {
   // (--l2, --lr-schedule, --threads and --batch).
   double l2 = 0;
   bool adagrad = false;
+  double adagrad_start = 0;
   int threads = 1;
   uint64_t batch = 1;  // rows per worker step, for the shards' expected traffic
 

@@ -10,7 +10,8 @@ namespace mpisgd {
 ShardServer::ShardServer(CountedComm& comm, Channels channels, Range shard, int workers, Mode mode,
                          int64_t max_staleness, const ParameterServerConfig& rules)
     : comm_(comm), channels_(channels), shard_(shard), workers_(workers), mode_(mode), max_staleness_(max_staleness),
-      weights_(shard.length(), mode == Mode::sync ? rules.l2 : rules.l2 / workers, rules.adagrad, rules.threads),
+      weights_(shard.length(), mode == Mode::sync ? rules.l2 : rules.l2 / workers, rules.adagrad, rules.threads,
+               static_cast<float>(rules.adagrad_start)),
       pushed_(static_cast<size_t>(workers)), done_(static_cast<size_t>(workers)),
       pending_(mode == Mode::sync ? static_cast<size_t>(workers) : 0), sum_(mode == Mode::sync ? shard.length() : 0),
       touched_(mode == Mode::sync ? shard.length() : 0) {

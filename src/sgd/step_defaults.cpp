@@ -47,9 +47,16 @@ uint64_t grown_global_batch(double mean_sq_norm, double curvature, uint64_t work
   return std::max(kAimedGlobalBatch, static_cast<uint64_t>(std::min(most, std::floor(linear))));
 }
 
-bool needs_curvature(const StepRequest& request, Schedule schedule) {
-  return !request.lr && schedule != Schedule::adagrad;
+double start_derivative_sq(LossKind loss) {
+  switch (loss) {
+    case LossKind::logistic: return 0.25;  // |d/dp log(1 + e^{-yp})| at p = 0 is 1/2
+    case LossKind::hinge:
+    case LossKind::squared: return 1.0;
+  }
+  return 1.0;
 }
+
+bool needs_curvature(const StepRequest& request) { return !request.lr; }
 
 ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, int workers, LossKind loss,
                           Schedule schedule) {
@@ -57,7 +64,7 @@ ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, in
   const auto w = static_cast<uint64_t>(std::max(workers, 1));
   const double norm = scale.mean_sq_norm > 0 ? scale.mean_sq_norm : 1.0;
   uint64_t aimed_global = kAimedGlobalBatch;
-  if (!request.batch && needs_curvature(request, schedule) && scale.batch_curvature > 0 && w > 1) {
+  if (!request.batch && needs_curvature(request) && scale.batch_curvature > 0 && w > 1) {
     aimed_global = grown_global_batch(norm, scale.batch_curvature, w, loss);
     const std::string limit =
         fmt::format("{:.0f} = {} x mean ||x||^2 / ({} x largest curvature), past which the lr stops following it",
@@ -82,20 +89,28 @@ ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, in
   const double global = static_cast<double>(r.batch * w);
   if (request.lr) {
     r.lr = *request.lr;
-  } else if (schedule == Schedule::adagrad) {
-    // AdaGrad divides each coordinate's step by its own gradients' norm, so the data's
-    // scale is already taken out; eta is the first step's size per coordinate.
-    r.lr = 0.5;
-    r.why = "adagrad scales each coordinate itself; its first step on one is eta whatever the gradient, which on rows "
-            "of many rare features trains below the default schedule (docs/performance.md#adagrads-auto-step)";
   } else {
     r.lr = step_constant(loss) * global / norm;
     r.why += fmt::format("{} x global batch {} / mean ||x||^2 {:.4g}", step_constant(loss), global, norm);
     const double cap = scale.batch_curvature > 0 ? curvature_limit(loss) / scale.batch_curvature : 0;
-    if (needs_curvature(request, schedule) && cap > 0 && cap < r.lr) {
+    if (needs_curvature(request) && cap > 0 && cap < r.lr) {
       r.lr = cap;
       r.why = fmt::format("{} / largest curvature of a global batch {:.4g} (below {})", curvature_limit(loss),
                           scale.batch_curvature, r.why);
+    }
+  }
+  if (schedule == Schedule::adagrad) {
+    r.adagrad_start = start_derivative_sq(loss) * norm / global;
+    const std::string start = fmt::format("AdaGrad's sums start at {:.4g} = {} x mean ||x||^2 {:.4g} / global batch {}",
+                                          r.adagrad_start, start_derivative_sq(loss), norm, global);
+    if (request.lr) {
+      r.why = start;
+    } else {
+      const double sgd_lr = r.lr;
+      r.lr = sgd_lr * std::sqrt(r.adagrad_start);
+      r.why = fmt::format("{}; {}, and eta = {:.4g} x sqrt of that, so that a coordinate's first steps are the "
+                          "default schedule's",
+                          r.why, start, sgd_lr);
     }
   }
   if (r.batch_shrunk)

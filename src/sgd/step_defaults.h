@@ -16,6 +16,15 @@
 // every larger batch learns less per epoch (URL-like, 200k rows: 1 point below LIBLINEAR
 // after 2 epochs at a global 100 or 200, 4 at 400, where the cap binds). Fewer, larger
 // steps are what let more workers pay: each step costs an exchange whatever its size.
+//
+// AdaGrad (Duchi et al. 2011) divides coordinate i's step by sqrt(s0 + G_i), G_i its
+// summed squared gradients. From s0 = 0 its first step on a coordinate is eta whatever
+// the gradient's size, and on rows of many rare features the rows are learnt by those
+// features at once (5-13 points below LIBLINEAR, docs/performance.md#adagrads-auto-step).
+// So s0 is a batch's expected squared gradient at the start, the derivative's square
+// x mean||x||^2 / G (the variance of a mean of G rows), and the auto eta is the default
+// schedule's lr x sqrt(s0): a coordinate's first steps are the default schedule's, and
+// its step shrinks once its own squared gradients have added up to about one batch's.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,6 +54,7 @@ struct ResolvedStep {
   uint64_t batch = 0;  // rows per worker per step
   double lr = 0;
   bool batch_shrunk = false;  // auto batch below its aim, to keep the epoch's steps
+  double adagrad_start = 0;   // AdaGrad: the value its per-coordinate sums start at
   std::string why;            // for the start-up log
 };
 
@@ -64,9 +74,13 @@ double curvature_limit(LossKind loss);
 // their lr is capped at 100 already, so they stay there).
 uint64_t grown_global_batch(double mean_sq_norm, double curvature, uint64_t workers, LossKind loss);
 
-// Whether resolve_step would use DataScale::batch_curvature: an auto lr under a schedule
-// that does not scale each coordinate itself.
-bool needs_curvature(const StepRequest& request, Schedule schedule);
+// The squared derivative of the loss at w = 0 for a label of unit size: a row's
+// gradient at the start is that times ||x||^2 (logistic: 1/2 squared).
+double start_derivative_sq(LossKind loss);
+
+// Whether resolve_step would use DataScale::batch_curvature: an auto lr (AdaGrad's eta
+// is derived from the default schedule's lr, below).
+bool needs_curvature(const StepRequest& request);
 
 // Deterministic: the same request, scale and W give the same step on every rank.
 ResolvedStep resolve_step(const StepRequest& request, const DataScale& scale, int workers, LossKind loss,

@@ -32,6 +32,7 @@ struct TrainOptions {
   uint64_t batch = 1000;
   double lr = 0.5;
   Schedule schedule = Schedule::constant;
+  double adagrad_start = 0;  // AdaGrad: the value its sums start at (sgd/step_defaults.h)
   int threads = 1;
   uint64_t seed = 1;
   bool progress = true;

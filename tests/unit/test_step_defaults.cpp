@@ -26,7 +26,6 @@ TEST_CASE("auto lr is the global batch over the rows' mean squared norm", "[step
   CHECK(webspam.lr == Approx(100.0));
   CHECK(resolve_step({}, {200000, 1.0}, 4, LossKind::hinge, Schedule::constant).lr == Approx(100.0));
   CHECK(resolve_step({}, {200000, 1.0}, 4, LossKind::squared, Schedule::constant).lr == Approx(25.0));
-  CHECK(resolve_step({}, {200000, 1.0}, 4, LossKind::logistic, Schedule::adagrad).lr == 0.5);
   // The same inputs give the same bits: every rank resolves alone.
   CHECK(resolve_step({}, {12345, 3.7}, 3, LossKind::logistic, Schedule::invscaling).lr ==
         resolve_step({}, {12345, 3.7}, 3, LossKind::logistic, Schedule::invscaling).lr);
@@ -41,12 +40,10 @@ TEST_CASE("the squared loss's auto lr stays below the batch's curvature limit", 
   // Below the cap the linear scaling rule stands.
   DataScale apart{200000, 100.0, 0.01};
   CHECK(resolve_step({}, apart, 1, LossKind::squared, Schedule::invscaling).lr == Approx(0.25));
-  // AdaGrad and an explicit lr take no cap.
-  CHECK(resolve_step({}, shared, 4, LossKind::squared, Schedule::adagrad).lr == 0.5);
+  // An explicit lr takes no cap.
   CHECK(resolve_step({std::nullopt, 7.0}, shared, 4, LossKind::squared, Schedule::constant).lr == 7.0);
-  CHECK(needs_curvature({}, Schedule::constant));
-  CHECK_FALSE(needs_curvature({}, Schedule::adagrad));
-  CHECK_FALSE(needs_curvature({std::nullopt, 1.0}, Schedule::constant));
+  CHECK(needs_curvature({}));
+  CHECK_FALSE(needs_curvature({std::nullopt, 1.0}));
 }
 
 TEST_CASE("the logistic and hinge losses' auto lr stops growing with the batch at 20 / curvature", "[step]") {
@@ -86,10 +83,10 @@ TEST_CASE("with more workers the auto global batch grows as far as the lr follow
   const ResolvedStep webspam = resolve_step({}, {200000, 1.0, 0.47}, 4, LossKind::logistic, Schedule::invscaling);
   CHECK(webspam.batch == 25);
   CHECK_THAT(webspam.why, !Catch::Contains("grown"));
-  // Without a measured curvature (an explicit lr, AdaGrad) nothing says how far the lr
+  // Without a measured curvature (an explicit lr) nothing says how far the lr
   // could follow: the batch stays at 100 rows.
   CHECK(resolve_step({std::nullopt, 1.0}, url, 4, LossKind::logistic, Schedule::invscaling).batch == 25);
-  CHECK(resolve_step({}, url, 4, LossKind::logistic, Schedule::adagrad).batch == 25);
+  CHECK(resolve_step({}, url, 4, LossKind::logistic, Schedule::adagrad).batch == 60);
   CHECK(resolve_step({}, {200000, 100.0}, 4, LossKind::logistic, Schedule::invscaling).batch == 25);
   // The squared loss's cap is 1 / curvature, with a step constant of 1/4.
   CHECK(grown_global_batch(1.0, 0.01, 8, LossKind::squared) == 400);
@@ -159,4 +156,27 @@ TEST_CASE("the stopper's state survives a checkpoint", "[step][checkpoint]") {
   for (double loss : {0.92, 0.91}) CHECK(a.after_epoch(loss) == b.after_epoch(loss));
   CHECK(a.stopped());
   CHECK(b.stopped());
+}
+
+TEST_CASE("AdaGrad's sums start at a batch's squared gradient, its auto eta at the default's first steps",
+          "[step]") {
+  // URL-like: s0 = 1/4 x 100 / 100, eta = lr 1 x sqrt(s0).
+  const ResolvedStep url = resolve_step({}, {200000, 100.0, 0.1}, 1, LossKind::logistic, Schedule::adagrad);
+  CHECK(url.batch == 100);
+  CHECK(url.adagrad_start == Approx(0.25));
+  CHECK(url.lr == Approx(0.5));
+  CHECK_THAT(url.why, Catch::Contains("AdaGrad's sums start at 0.25 = 0.25 x mean ||x||^2 100 / global batch 100"));
+  // Webspam-like: the capped lr 20 / 0.5 = 40 at a global batch of 100, s0 = 1/4 x 1 / 100.
+  const ResolvedStep webspam = resolve_step({}, {200000, 1.0, 0.5}, 1, LossKind::logistic, Schedule::adagrad);
+  CHECK(webspam.adagrad_start == Approx(0.0025));
+  CHECK(webspam.lr == Approx(40.0 * 0.05));
+  CHECK_THAT(webspam.why, Catch::Contains("largest curvature"));
+  // The hinge and squared losses' derivative at 0 is the label: s0 = 1 x 100 / 100.
+  CHECK(resolve_step({}, {200000, 100.0, 0.1}, 1, LossKind::hinge, Schedule::adagrad).adagrad_start == Approx(1.0));
+  // An explicit eta is kept, and the sums still start from the data.
+  const ResolvedStep given = resolve_step({std::nullopt, 0.3}, {200000, 100.0}, 1, LossKind::logistic, Schedule::adagrad);
+  CHECK(given.lr == 0.3);
+  CHECK(given.adagrad_start == Approx(0.25));
+  // Other schedules keep no sums.
+  CHECK(resolve_step({}, {200000, 100.0, 0.1}, 1, LossKind::logistic, Schedule::invscaling).adagrad_start == 0);
 }

@@ -183,6 +183,13 @@ TEST_CASE("weights: Adagrad follows the documented formula", "[weights]") {
   one.step_sparse(0.5, idx, g);
   CHECK(one.weight(1) == Approx(-0.5 - 0.5 / std::sqrt(2.0)).epsilon(1e-6));
   CHECK(one.weight(3) == Approx(0.5 + 0.5 / std::sqrt(2.0)).epsilon(1e-6));
+  // With the sums starting at s0 the first step is eta g / sqrt(s0 + g^2): a small
+  // gradient moves its coordinate by a small step, not by eta.
+  Weights started(4, 0.0, true, 1, 0.25f);
+  started.step_sparse(0.5, idx, g);
+  CHECK(started.weight(1) == Approx(-0.5 * 4.0 / std::sqrt(0.25 + 16.0)).epsilon(1e-6));
+  CHECK(started.weight(3) == Approx(0.5 * 0.25 / std::sqrt(0.25 + 0.0625)).epsilon(1e-6));
+  CHECK(started.weight(0) == 0.0);
 }
 
 TEST_CASE("weights: dot and dot_known", "[weights]") {
