@@ -8,8 +8,9 @@
 // stay sparse. v is renormalised when scale gets small, which is rare and deterministic.
 //
 // With Adagrad (Duchi et al. 2011) each coordinate's step is divided by the root of its
-// summed squared gradients, G_i += g_i^2 from a start s0, v_i -= eta/scale g_i / (sqrt(G_i) + eps), and L2
-// acts as decoupled weight decay (the same scale factor), which keeps steps O(k) as well.
+// summed squared gradients, G_i += g_i^2 from a start s0 (sgd/step_defaults.h), v_i -=
+// eta/scale g_i / (sqrt(G_i) + eps), and L2 acts as decoupled weight decay (the same
+// scale factor), which keeps steps O(k) as well.
 //
 // Each weight shares its 8-byte slot with a float of scratch space, in which BatchGradient
 // sums the mini-batch gradient: the accumulation right after a row's dot product then
@@ -34,7 +35,7 @@ class StateWriter;
 class Weights {
  public:
   // `threads` OpenMP threads apply large steps (each index is independent of the others).
-  // With AdaGrad its sums start at `adagrad_start` (sgd/step_defaults.h says why).
+  // With AdaGrad its sums start at `adagrad_start`.
   Weights(uint32_t dim, double l2, bool adagrad, int threads = 1, float adagrad_start = 0);
 
   uint32_t dim() const { return static_cast<uint32_t>(slots_.size()); }

@@ -174,7 +174,8 @@ TEST_CASE("AdaGrad's sums start at a batch's squared gradient, its auto eta at t
   // The hinge and squared losses' derivative at 0 is the label: s0 = 1 x 100 / 100.
   CHECK(resolve_step({}, {200000, 100.0, 0.1}, 1, LossKind::hinge, Schedule::adagrad).adagrad_start == Approx(1.0));
   // An explicit eta is kept, and the sums still start from the data.
-  const ResolvedStep given = resolve_step({std::nullopt, 0.3}, {200000, 100.0}, 1, LossKind::logistic, Schedule::adagrad);
+  const ResolvedStep given =
+      resolve_step({std::nullopt, 0.3}, {200000, 100.0}, 1, LossKind::logistic, Schedule::adagrad);
   CHECK(given.lr == 0.3);
   CHECK(given.adagrad_start == Approx(0.25));
   // Other schedules keep no sums.
